@@ -1,0 +1,47 @@
+"""The service runtime: ``register``, ``Solver``, ``launch``, publish/subscribe, backends.
+
+Only this package imports Ray, and only when the Ray backend is used.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from msagent.runtime import state
+from msagent.runtime.backend import Resources
+from msagent.runtime.handle import ServiceHandle, ServiceRef
+from msagent.runtime.pubsub import Subscriber, publish, subscribe
+from msagent.runtime.solver import CallFuture, Solver
+from msagent.runtime.spec import RegisterSpec, register, registered_methods
+from msagent.runtime.state import init, shutdown
+
+
+def launch(
+    cls: type,
+    num: int = 1,
+    name: str | None = None,
+    resources: Resources | dict[str, Any] | None = None,
+    args: tuple[Any, ...] = (),
+    kwargs: dict[str, Any] | None = None,
+) -> ServiceHandle:
+    """Start ``num`` instances of ``cls`` as a service and return a handle that scales it.
+
+    Args:
+        cls: A plain class with ``@register`` methods.
+        num: How many instances to start.
+        name: Service name (default: the class name); callers find instances by it.
+        resources: Per-instance resources (``num_cpus``, ``num_gpus``, ``memory_mb``,
+            ``custom``, ``spread``).
+        args: Positional arguments of the constructor.
+        kwargs: Keyword arguments of the constructor.
+    """
+    if not registered_methods(cls):
+        raise TypeError(f"{cls.__name__} has no @register methods; nothing to serve")
+    return state.current().launch(cls, num, name or cls.__name__, Resources.of(resources),
+                                  tuple(args), dict(kwargs or {}))
+
+
+__all__ = [
+    "CallFuture", "RegisterSpec", "Resources", "ServiceHandle", "ServiceRef", "Solver",
+    "Subscriber", "init", "launch", "publish", "register", "shutdown", "subscribe",
+]

@@ -1,0 +1,124 @@
+"""What a backend (inline or Ray) must provide to the Solver, launch and publish/subscribe."""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+from typing import Any
+
+from msagent.errors import ConfigError
+from msagent.runtime.spec import RegisterSpec
+
+
+class InstanceGone(Exception):
+    """Internal: the instance a call was sent to is dead (the router drops it)."""
+
+
+@dataclass
+class Resources:
+    """Where and with what an instance runs (Ray actor options; ignored inline).
+
+    Attributes:
+        num_cpus: CPUs reserved per instance (None: Ray's default, schedulable anywhere).
+        num_gpus: GPUs reserved per instance.
+        memory_mb: Memory reserved per instance.
+        custom: Custom Ray resources, e.g. ``{"node:learner": 1}``.
+        spread: Place instances on as many nodes as possible.
+    """
+
+    num_cpus: float | None = None
+    num_gpus: float = 0.0
+    memory_mb: int | None = None
+    custom: dict[str, float] = field(default_factory=dict)
+    spread: bool = False
+
+    @classmethod
+    def of(cls, value: Resources | dict[str, Any] | None) -> Resources:
+        """Accept a Resources, a dict of its fields, or None; a bad key is a clear error."""
+        if value is None:
+            return cls()
+        if isinstance(value, Resources):
+            return value
+        unknown = set(value) - set(cls.__dataclass_fields__)
+        if unknown:
+            raise ConfigError(f"unknown resource key(s) {sorted(unknown)}; "
+                              f"known: {sorted(cls.__dataclass_fields__)}")
+        return cls(**value)
+
+
+@dataclass
+class Route:
+    """One live instance as a caller sees it; ``outstanding`` drives load balancing."""
+
+    instance_id: str
+    target: Any
+    outstanding: int = 0
+    methods: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class ServiceView:
+    """A snapshot of a service in the registry: its methods and its live instances."""
+
+    epoch: int
+    specs: dict[str, RegisterSpec]
+    instances: list[tuple[str, Any]]
+
+
+class Backend(ABC):
+    """The operations msagent needs from an execution engine."""
+
+    name: str = "abstract"
+
+    @abstractmethod
+    def launch(self, cls: type, num: int, name: str, resources: Resources,
+               args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        """Start ``num`` instances of ``cls`` under ``name`` and return a ServiceHandle."""
+
+    @abstractmethod
+    def lookup(self, service: str, known_epoch: int) -> ServiceView | None:
+        """The service's current view, None if unchanged since ``known_epoch``."""
+
+    @abstractmethod
+    def services(self) -> list[str]:
+        """Names of the services that have registered."""
+
+    @abstractmethod
+    def call(self, route: Route, method: str, args: tuple[Any, ...],
+             kwargs: dict[str, Any]) -> Any:
+        """Call and wait; raise InstanceGone if the instance is dead."""
+
+    @abstractmethod
+    def submit(self, route: Route, method: str, args: tuple[Any, ...],
+               kwargs: dict[str, Any]) -> Any:
+        """Call without waiting; return a token for ``resolve``."""
+
+    @abstractmethod
+    def resolve(self, token: Any, timeout_s: float | None) -> Any:
+        """Wait for a submitted call; raise InstanceGone if its instance died."""
+
+    @abstractmethod
+    def fire(self, route: Route, method: str, args: tuple[Any, ...],
+             kwargs: dict[str, Any]) -> None:
+        """Send a fire-and-forget call."""
+
+    @abstractmethod
+    def report_dead(self, service: str, instance_id: str) -> None:
+        """Tell the registry an instance is dead so that every caller stops routing to it."""
+
+    @abstractmethod
+    def publish(self, topic: str, value: Any) -> int:
+        """Store a value once under a topic and return its new version."""
+
+    @abstractmethod
+    def topic_latest(self, topic: str, known_version: int) -> tuple[int, Any] | None:
+        """The newest (version, value) if newer than ``known_version``, else None."""
+
+    @abstractmethod
+    def topic_wait(self, topic: str, version: int,
+                   timeout_s: float | None) -> tuple[int, Any] | None:
+        """Block until a version newer than ``version`` exists; None on timeout."""
+
+    @abstractmethod
+    def shutdown(self) -> None:
+        """Stop every instance this backend started."""

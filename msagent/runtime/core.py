@@ -1,0 +1,95 @@
+"""Dispatch of calls on one service instance: locking, batching, fire-and-forget logging.
+
+Both backends wrap every instance in an ``InstanceCore``; only how calls arrive differs.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+from collections import Counter
+from typing import Any
+
+from msagent.errors import MethodNotRegisteredError
+from msagent.runtime.batcher import Batcher
+from msagent.runtime.spec import RegisterSpec, registered_methods
+
+log = logging.getLogger("msagent.service")
+
+
+class InstanceCore:
+    """Serves the registered methods of one user object.
+
+    Non-batched, non-concurrent methods run under one lock, so user code sees one call at a
+    time (as in a plain actor). Batched methods gather concurrent callers through a Batcher.
+    """
+
+    def __init__(self, obj: Any, service: str, instance_id: str) -> None:
+        self.obj = obj
+        self.service = service
+        self.instance_id = instance_id
+        self.specs: dict[str, RegisterSpec] = registered_methods(type(obj))
+        self._lock = threading.RLock()
+        self._bound = {name: getattr(obj, name) for name in self.specs}
+        self._batchers = {
+            name: Batcher(self._bound[name], f"{service}.{name}", spec.batch, spec.max_wait_ms,
+                          None if spec.concurrent else self._lock)
+            for name, spec in self.specs.items() if spec.batch > 1
+        }
+        self.calls: Counter[str] = Counter()
+        self.errors: Counter[str] = Counter()
+        self.inflight = 0
+        self._count_lock = threading.Lock()
+
+    def invoke(self, name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        """Run one call of a registered method and return its result (raising its error)."""
+        spec = self.spec(name)
+        with self._count_lock:
+            self.calls[name] += 1
+            self.inflight += 1
+        try:
+            return self._dispatch(name, spec, args, kwargs)
+        finally:
+            with self._count_lock:
+                self.inflight -= 1
+
+    def _dispatch(self, name: str, spec: RegisterSpec, args: tuple[Any, ...],
+                  kwargs: dict[str, Any]) -> Any:
+        """Route one call to its batcher, or run it (under the lock unless concurrent)."""
+        batcher = self._batchers.get(name)
+        if batcher is not None:
+            return batcher.submit(args, kwargs)
+        if spec.concurrent:
+            return self._bound[name](*args, **kwargs)
+        with self._lock:
+            return self._bound[name](*args, **kwargs)
+
+    def invoke_logged(self, name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+        """Run a fire-and-forget call: nobody waits for it, so its error is logged here."""
+        try:
+            self.invoke(name, args, kwargs)
+        except Exception:
+            self.errors[name] += 1
+            log.exception("fire-and-forget call %s.%s failed on instance %s",
+                          self.service, name, self.instance_id)
+
+    def spec(self, name: str) -> RegisterSpec:
+        """The spec of a registered method, or a clear error naming service and method."""
+        try:
+            return self.specs[name]
+        except KeyError:
+            raise MethodNotRegisteredError(
+                f"service {self.service!r} has no registered method {name!r} "
+                f"(registered: {', '.join(sorted(self.specs)) or 'none'})"
+            ) from None
+
+    def stats(self) -> dict[str, Any]:
+        """Calls, errors and observed batch sizes per method, for tests and benchmarks."""
+        return {
+            "instance": self.instance_id,
+            "pid": os.getpid(),
+            "calls": dict(self.calls),
+            "errors": dict(self.errors),
+            "batch_sizes": {n: dict(b.batch_sizes) for n, b in self._batchers.items()},
+        }

@@ -1,0 +1,139 @@
+"""The Ray backend: each instance is a Ray actor; registry and topics are named actors.
+
+This package is the only place in msagent that imports Ray.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+from typing import Any
+
+from msagent.errors import MsagentError, SerializationError
+from msagent.runtime import state
+from msagent.runtime.backend import Backend, InstanceGone, Resources, Route, ServiceView
+from msagent.runtime.ray_service import RayHandle, ray_module
+
+REGISTRY_NAME = "msagent.registry"
+TOPICS_NAME = "msagent.topics"
+
+
+def _import_ray(embedded: bool) -> Any:
+    """Import Ray; an embedded Ray must bind to 127.0.0.1, which Ray reads from the env."""
+    if embedded:
+        os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
+    return ray_module()
+
+
+class RayBackend(Backend):
+    """Runs every service instance as a Ray actor of the current Ray job."""
+
+    name = "ray"
+
+    def __init__(self, address: str | None = None, namespace: str = "msagent",
+                 torch_threads: int = 1, num_cpus: int | None = None) -> None:
+        ray = self._ray = _import_ray(address is None)
+        self._owns_ray = not ray.is_initialized()
+        if self._owns_ray:
+            ray.init(address=address, namespace=namespace, include_dashboard=False,
+                     num_cpus=num_cpus if address is None else None,
+                     logging_level=logging.WARNING, log_to_driver=True)
+        from msagent.runtime.ray_actors import RegistryActor, TopicsActor
+
+        self.namespace, self.torch_threads = namespace, torch_threads
+        opts = {"namespace": namespace, "get_if_exists": True, "lifetime": None}
+        self.registry = RegistryActor.options(name=REGISTRY_NAME, **opts).remote()
+        self._topics = TopicsActor.options(name=TOPICS_NAME, **opts).remote()
+        self._handles: list[RayHandle] = []
+        self._lock = threading.Lock()
+        self._errors = ray.exceptions
+
+    def launch(self, cls: type, num: int, name: str, resources: Resources,
+               args: tuple[Any, ...], kwargs: dict[str, Any]) -> RayHandle:
+        """Start ``num`` actors of ``cls`` and register them under ``name``."""
+        handle = RayHandle(self, cls, name, resources, (args, kwargs))
+        if not self._ray.get(self.registry.claim.remote(name, handle.specs)):
+            raise MsagentError(f"a service named {name!r} is already running; "
+                               "pick another name or scale the existing one")
+        handle.scale(num)
+        with self._lock:
+            self._handles.append(handle)
+        return handle
+
+    def lookup(self, service: str, known_epoch: int) -> ServiceView | None:
+        """Ask the registry for the service's view if it changed."""
+        found = self._ray.get(self.registry.lookup.remote(service, known_epoch))
+        return None if found is None else ServiceView(*found)
+
+    def services(self) -> list[str]:
+        """Services with live instances."""
+        return self._ray.get(self.registry.services.remote())
+
+    def call(self, route: Route, method: str, args: tuple[Any, ...],
+             kwargs: dict[str, Any]) -> Any:
+        """Send the call and wait for it."""
+        return self.resolve(self.submit(route, method, args, kwargs), None)
+
+    def submit(self, route: Route, method: str, args: tuple[Any, ...],
+               kwargs: dict[str, Any]) -> Any:
+        """Send the call; return its object ref."""
+        remote = route.methods.get(method)
+        if remote is None:
+            remote = route.methods[method] = getattr(route.target, method)
+        try:
+            return remote.remote(*args, **kwargs)
+        except TypeError as exc:
+            raise SerializationError(
+                f"cannot send the arguments of {route.instance_id}.{method}: {exc}") from None
+
+    def resolve(self, token: Any, timeout_s: float | None) -> Any:
+        """Wait for an object ref; a dead actor becomes InstanceGone."""
+        try:
+            return self._ray.get(token, timeout=timeout_s)
+        except self._errors.GetTimeoutError:
+            raise TimeoutError(f"no answer within {timeout_s} s") from None
+        except self._errors.RayActorError as exc:
+            raise InstanceGone(str(exc).splitlines()[0] if str(exc) else repr(exc)) from None
+
+    def fire(self, route: Route, method: str, args: tuple[Any, ...],
+             kwargs: dict[str, Any]) -> None:
+        """Send the call and drop its ref (the actor logs errors)."""
+        self.submit(route, method, args, kwargs)
+
+    def report_dead(self, service: str, instance_id: str) -> None:
+        """Tell the registry, without waiting."""
+        self.registry.remove.remote(service, instance_id)
+
+    def publish(self, topic: str, value: Any) -> int:
+        """Put the value in the object store once and record its ref as the next version."""
+        ref = self._ray.put(value)
+        return self._ray.get(self._topics.publish.remote(topic, [ref]))
+
+    def topic_latest(self, topic: str, known_version: int) -> tuple[int, Any] | None:
+        """The newest (version, value) if newer; the value is read from the object store."""
+        return self._unbox(self._ray.get(self._topics.latest.remote(topic, known_version)))
+
+    def topic_wait(self, topic: str, version: int,
+                   timeout_s: float | None) -> tuple[int, Any] | None:
+        """Block (in the topics actor) until a newer version exists."""
+        return self._unbox(self._ray.get(
+            self._topics.wait_newer.remote(topic, version, timeout_s)))
+
+    def _unbox(self, entry: tuple[int, list[Any]] | None) -> tuple[int, Any] | None:
+        """Fetch the value behind a boxed ref."""
+        return None if entry is None else (entry[0], self._ray.get(entry[1][0]))
+
+    def shutdown(self) -> None:
+        """Stop the services started here; stop Ray if this process started it."""
+        with self._lock:
+            handles, self._handles = self._handles, []
+        for handle in handles:
+            handle.kill_all()
+        if self._owns_ray:
+            self._ray.shutdown()
+
+
+def attach_in_actor(namespace: str, torch_threads: int) -> None:
+    """Inside a service actor: make Solver/publish use this Ray job."""
+    state.attach(RayBackend(None, namespace, torch_threads))

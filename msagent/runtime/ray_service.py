@@ -1,0 +1,184 @@
+"""A launched service on Ray: the generated actor class and the handle that scales it."""
+
+from __future__ import annotations
+
+import itertools
+import os
+import threading
+import time
+from typing import TYPE_CHECKING, Any
+
+from msagent.errors import MsagentError
+from msagent.runtime.backend import Resources
+from msagent.runtime.core import InstanceCore
+from msagent.runtime.handle import ServiceHandle, check_num
+from msagent.runtime.router import REFRESH_S
+from msagent.runtime.spec import RegisterSpec, registered_methods
+from msagent.runtime.state import pin_torch_threads
+
+if TYPE_CHECKING:
+    from msagent.runtime.ray_backend import RayBackend
+
+DRAIN_S = 5.0
+"""How long a removed instance may finish its calls in flight before it is killed."""
+
+
+def ray_module() -> Any:
+    """Import Ray lazily (so that the inline backend never loads it)."""
+    import ray
+
+    return ray
+
+
+class ServiceActorBase:
+    """The body of every service actor: builds the user object and serves its methods."""
+
+    def __init__(self, cls: type, call: tuple[tuple[Any, ...], dict[str, Any]], service: str,
+                 instance_id: str, namespace: str, torch_threads: int) -> None:
+        from msagent.runtime.ray_backend import attach_in_actor
+
+        pin_torch_threads(torch_threads)
+        attach_in_actor(namespace, torch_threads)
+        self._core = InstanceCore(cls(*call[0], **call[1]), service, instance_id)
+        pin_torch_threads(torch_threads)
+
+    def _ms_ready(self) -> dict[str, Any]:
+        """Where this instance runs (answers once the constructor finished)."""
+        ray = ray_module()
+        return {"pid": os.getpid(), "node": ray.get_runtime_context().get_node_id()}
+
+    def _ms_stats(self) -> dict[str, Any]:
+        """Calls, errors and batch sizes."""
+        return self._core.stats()
+
+    def _ms_lifetime(self) -> None:
+        """Never returns: the registry watches this call to learn of the instance's death."""
+        threading.Event().wait()
+
+    def _ms_drain(self, timeout_s: float) -> None:
+        """Return once no registered call runs (or after ``timeout_s``)."""
+        deadline = time.monotonic() + timeout_s
+        while self._core.inflight and time.monotonic() < deadline:
+            time.sleep(0.01)
+
+
+def _service_method(name: str, spec: RegisterSpec) -> Any:
+    """An actor method that forwards to the instance core, in the right concurrency group."""
+    ray = ray_module()
+
+    def method(self: ServiceActorBase, *args: Any, **kwargs: Any) -> Any:
+        if spec.response:
+            return self._core.invoke(name, args, kwargs)
+        return self._core.invoke_logged(name, args, kwargs)
+
+    method.__name__ = method.__qualname__ = name
+    group = "batch" if spec.batch > 1 else "concurrent" if spec.concurrent else None
+    return ray.method(concurrency_group=group)(method) if group else method
+
+
+def actor_class(cls: type, specs: dict[str, RegisterSpec]) -> Any:
+    """Generate the Ray actor class for a user class: one actor method per registered one.
+
+    Plain methods run one at a time in Ray's default group (actor semantics); batched ones get
+    a thread per waiting caller so that callers from any process can be gathered.
+    """
+    ray = ray_module()
+    body: dict[str, Any] = {n: _service_method(n, s) for n, s in specs.items()}
+    for control in ("_ms_ready", "_ms_stats", "_ms_lifetime", "_ms_drain"):
+        body[control] = ray.method(concurrency_group="control")(
+            getattr(ServiceActorBase, control))
+    batch_slots = sum(2 * s.batch for s in specs.values() if s.batch > 1)
+    groups = {"control": 8, "concurrent": 64, "batch": max(batch_slots, 1)}
+    generated = type(f"{cls.__name__}Service", (ServiceActorBase,), body)
+    return ray.remote(concurrency_groups=groups)(generated)
+
+
+class RayHandle(ServiceHandle):
+    """The actors of one service; scales by starting or draining and killing actors."""
+
+    def __init__(self, backend: RayBackend, cls: type, name: str, resources: Resources,
+                 call: tuple[tuple[Any, ...], dict[str, Any]]) -> None:
+        super().__init__(name)
+        self.specs = registered_methods(cls)
+        self._backend, self._cls, self._resources, self._call = backend, cls, resources, call
+        self._actor_cls = actor_class(cls, self.specs)
+        self._actors: list[tuple[str, Any]] = []
+        self._ids = itertools.count()
+
+    def scale(self, num: int) -> None:
+        """Start or stop actors until ``num`` run; new ones are routable when this returns."""
+        check_num(num)
+        if num > len(self._actors):
+            self._grow(num - len(self._actors))
+        elif num < len(self._actors):
+            victims, self._actors = self._actors[num:], self._actors[:num]
+            self._stop(victims)
+
+    @property
+    def num_instances(self) -> int:
+        """How many actors run."""
+        return len(self._actors)
+
+    def stats(self) -> list[dict[str, Any]]:
+        """Per-instance stats (dead instances are skipped)."""
+        ray = self._backend._ray
+        refs = [actor._ms_stats.remote() for _, actor in self._actors]
+        ready, _ = ray.wait(refs, num_returns=len(refs), timeout=10)
+        out = []
+        for ref in ready:
+            try:
+                out.append(ray.get(ref))
+            except ray.exceptions.RayActorError:
+                continue
+        return out
+
+    def placements(self) -> list[dict[str, Any]]:
+        """The pid and node of each live instance."""
+        ray = self._backend._ray
+        return ray.get([actor._ms_ready.remote() for _, actor in self._actors])
+
+    def kill_all(self) -> None:
+        """Kill every actor at once (shutdown)."""
+        ray = self._backend._ray
+        for _, actor in self._actors:
+            ray.kill(actor)
+        self._actors.clear()
+
+    def _grow(self, count: int) -> None:
+        """Start ``count`` actors in parallel, wait until built, then register them."""
+        ray = self._backend._ray
+        new = [self._start(f"{self.name}#{next(self._ids)}") for _ in range(count)]
+        try:
+            ray.get([actor._ms_ready.remote() for _, actor in new])
+        except ray.exceptions.RayActorError as exc:
+            for _, actor in new:
+                ray.kill(actor)
+            raise MsagentError(f"an instance of service {self.name!r} failed to start: "
+                               f"{exc}") from None
+        ray.get([self._backend.registry.add.remote(self.name, iid, a) for iid, a in new])
+        self._actors.extend(new)
+
+    def _start(self, instance_id: str) -> tuple[str, Any]:
+        """Create one actor with this service's resources."""
+        be, res = self._backend, self._resources
+        options: dict[str, Any] = {"name": instance_id, "namespace": be.namespace,
+                                   "num_gpus": res.num_gpus, "resources": dict(res.custom)}
+        if res.num_cpus is not None:
+            options["num_cpus"] = res.num_cpus
+        if res.memory_mb is not None:
+            options["memory"] = res.memory_mb * 1024 * 1024
+        if res.spread:
+            options["scheduling_strategy"] = "SPREAD"
+        actor = self._actor_cls.options(**options).remote(
+            self._cls, self._call, self.name, instance_id, be.namespace, be.torch_threads)
+        return instance_id, actor
+
+    def _stop(self, victims: list[tuple[str, Any]]) -> None:
+        """Unregister, wait until callers saw it, let calls in flight finish, then kill."""
+        ray = self._backend._ray
+        ray.get([self._backend.registry.remove.remote(self.name, iid) for iid, _ in victims])
+        time.sleep(REFRESH_S + 0.1)
+        drains = [actor._ms_drain.remote(DRAIN_S) for _, actor in victims]
+        ray.wait(drains, num_returns=len(drains), timeout=DRAIN_S + 5)
+        for _, actor in victims:
+            ray.kill(actor)

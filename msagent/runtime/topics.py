@@ -1,0 +1,35 @@
+"""A thread-safe table of versioned topic values (the inline backend's pub/sub store)."""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+
+class TopicTable:
+    """Holds the newest (version, value) of each topic; waiters wake on publish."""
+
+    def __init__(self) -> None:
+        self._cond = threading.Condition()
+        self._topics: dict[str, tuple[int, Any]] = {}
+
+    def publish(self, topic: str, value: Any) -> int:
+        """Store a new value and return its version."""
+        with self._cond:
+            version = self._topics.get(topic, (0, None))[0] + 1
+            self._topics[topic] = (version, value)
+            self._cond.notify_all()
+            return version
+
+    def latest(self, topic: str, known_version: int) -> tuple[int, Any] | None:
+        """The newest entry if newer than ``known_version``."""
+        with self._cond:
+            entry = self._topics.get(topic)
+        return entry if entry is not None and entry[0] > known_version else None
+
+    def wait_newer(self, topic: str, version: int, timeout_s: float | None) -> tuple[int, Any] | None:
+        """Block until a version newer than ``version`` exists; None on timeout."""
+        with self._cond:
+            newer = self._cond.wait_for(
+                lambda: self._topics.get(topic, (0, None))[0] > version, timeout_s)
+            return self._topics[topic] if newer else None

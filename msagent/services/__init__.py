@@ -1,0 +1,1 @@
+"""Services built on the runtime (env worker, inference, learner, buffer, model pool)."""

@@ -1,0 +1,104 @@
+"""The nouns of msagent, in one place.
+
+How they meet, as a calling loop (the ``train`` command wires exactly this)::
+
+    env_worker:   obs = envs.reset()
+                  loop: actions = Solver().retrieve("InferenceServer", "predict", PredictRequest)
+                        obs, rewards, ... = envs.step(actions)
+                        every T steps: Solver().retrieve("ReplayBuffer", "insert", [Fragment, ...])
+    learner:      loop: batch = buffer.sample(n)            # a list of Fragment
+                        stats = algorithm.update(batch)     # GAE / PPO in the learner
+                        publish("params/<policy>", weights) # actors subscribe to the topic
+                        every k updates: model_pool.push(policy_id, weights, metadata) -> ModelKey
+
+Nothing here imports Ray; these are plain values that cross service boundaries.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+PolicyId = str
+"""Name of a trainable or frozen policy, e.g. ``"main"`` or ``"main_exploiter_0"``."""
+
+Version = int
+"""A version number that only grows: of a policy snapshot or of a published topic value."""
+
+ServiceName = str
+"""Name under which a service's instances register (defaults to the class name)."""
+
+Topic = str
+"""Name of a publish/subscribe channel, e.g. ``"params/main"``."""
+
+Weights = dict[str, "np.ndarray"]
+"""A policy's parameters as a flat name -> array mapping (what safetensors stores)."""
+
+
+@dataclass(frozen=True, order=True)
+class ModelKey:
+    """Names one stored snapshot of one policy: (policy_id, version)."""
+
+    policy_id: PolicyId
+    version: Version
+
+    def __str__(self) -> str:
+        """Render as ``policy_id:version`` (used as a storage key)."""
+        return f"{self.policy_id}:{self.version}"
+
+
+class Columns:
+    """Shared names of batch keys, so that workers, buffer and learner agree (RLlib's columns)."""
+
+    OBS = "obs"
+    ACTIONS = "actions"
+    LOGP = "logp"
+    VALUES = "values"
+    REWARDS = "rewards"
+    TERMINATED = "terminated"
+    TRUNCATED = "truncated"
+    FINAL_VALUES = "final_values"
+    ACTION_MASK = "action_mask"
+    ADVANTAGES = "advantages"
+    RETURNS = "returns"
+
+
+@dataclass
+class Fragment:
+    """A fixed-length piece of one environment's trajectory, as it was acted.
+
+    Arrays have a leading time axis of length T. ``final_values[t]`` is V(s_{t+1}) of the
+    observation the env returned when it was *truncated* after step t (0 elsewhere), so that GAE
+    can bootstrap through time limits; ``bootstrap_value`` is V of the observation after the
+    last step (ignored when the last step terminated).
+    """
+
+    obs: np.ndarray
+    actions: np.ndarray
+    logp: np.ndarray
+    values: np.ndarray
+    rewards: np.ndarray
+    terminated: np.ndarray
+    truncated: np.ndarray
+    final_values: np.ndarray
+    bootstrap_value: float
+    policy: ModelKey
+    action_mask: np.ndarray | None = None
+
+    def __len__(self) -> int:
+        """Number of steps in the fragment."""
+        return int(self.rewards.shape[0])
+
+
+@dataclass
+class EpisodeResult:
+    """What an env worker reports when an episode ends (for progress and the league)."""
+
+    episode_return: float
+    length: int
+    policy: ModelKey
+    opponent: ModelKey | None = None
+    outcome: float | None = None  # +1 win, 0 draw, -1 loss, from the learner's side
+    info: dict[str, Any] = field(default_factory=dict)
