@@ -19,14 +19,16 @@ class Resources:
     """Where and with what an instance runs (Ray actor options; ignored inline).
 
     Attributes:
-        num_cpus: CPUs reserved per instance (None: Ray's default, schedulable anywhere).
+        num_cpus: CPUs reserved per instance. 0 by default: instances share the machine's
+            cores (a Ray actor otherwise holds a whole CPU for its lifetime, so a 2-core
+            machine would fit only two instances).
         num_gpus: GPUs reserved per instance.
         memory_mb: Memory reserved per instance.
         custom: Custom Ray resources, e.g. ``{"node:learner": 1}``.
         spread: Place instances on as many nodes as possible.
     """
 
-    num_cpus: float | None = None
+    num_cpus: float = 0.0
     num_gpus: float = 0.0
     memory_mb: int | None = None
     custom: dict[str, float] = field(default_factory=dict)

@@ -124,12 +124,16 @@ class RayBackend(Backend):
         """Fetch the value behind a boxed ref."""
         return None if entry is None else (entry[0], self._ray.get(entry[1][0]))
 
-    def shutdown(self) -> None:
-        """Stop the services started here; stop Ray if this process started it."""
+    def stop_services(self) -> None:
+        """Kill every service this process launched; Ray keeps running."""
         with self._lock:
             handles, self._handles = self._handles, []
         for handle in handles:
             handle.kill_all()
+
+    def shutdown(self) -> None:
+        """Stop the services started here; stop Ray if this process started it."""
+        self.stop_services()
         if self._owns_ray:
             self._ray.shutdown()
 

@@ -138,8 +138,9 @@ class RayHandle(ServiceHandle):
         return ray.get([actor._ms_ready.remote() for _, actor in self._actors])
 
     def kill_all(self) -> None:
-        """Kill every actor at once (shutdown)."""
+        """Unregister and kill every actor at once (shutdown)."""
         ray = self._backend._ray
+        ray.get([self._backend.registry.remove.remote(self.name, iid) for iid, _ in self._actors])
         for _, actor in self._actors:
             ray.kill(actor)
         self._actors.clear()
@@ -162,9 +163,8 @@ class RayHandle(ServiceHandle):
         """Create one actor with this service's resources."""
         be, res = self._backend, self._resources
         options: dict[str, Any] = {"name": instance_id, "namespace": be.namespace,
-                                   "num_gpus": res.num_gpus, "resources": dict(res.custom)}
-        if res.num_cpus is not None:
-            options["num_cpus"] = res.num_cpus
+                                   "num_cpus": res.num_cpus, "num_gpus": res.num_gpus,
+                                   "resources": dict(res.custom)}
         if res.memory_mb is not None:
             options["memory"] = res.memory_mb * 1024 * 1024
         if res.spread:
