@@ -1,0 +1,42 @@
+"""A simulated two-node Ray cluster: instances land on both nodes and both answer."""
+
+from __future__ import annotations
+
+import pytest
+
+from msagent import Solver, launch
+from msagent.runtime import solver, state
+
+from tests.conftest import forget_ray_backend
+from tests.runtime.helpers import Worker
+
+
+@pytest.fixture
+def two_node_cluster():
+    """Start a head and a worker node on 127.0.0.1 and connect msagent to them."""
+    from ray.cluster_utils import Cluster
+
+    forget_ray_backend()
+    cluster = Cluster(initialize_head=True, head_node_args={"num_cpus": 2})
+    cluster.add_node(num_cpus=2)
+    cluster.wait_for_nodes()
+    backend = state.init(backend="ray", address=cluster.address)
+    try:
+        yield cluster
+    finally:
+        backend.shutdown()
+        state.attach(None)  # type: ignore[arg-type]
+        solver.forget_routes()
+        cluster.shutdown()
+
+
+def test_instances_spread_over_two_nodes_and_retrieve_reaches_both(two_node_cluster) -> None:
+    handle = launch(Worker, num=4, resources={"spread": True})
+    nodes = {p["node"] for p in handle.placements()}
+    assert len(nodes) == 2
+    pid_to_node = {p["pid"]: p["node"] for p in handle.placements()}
+    import concurrent.futures as cf
+
+    with cf.ThreadPoolExecutor(8) as pool:
+        pids = set(pool.map(lambda _: Solver().retrieve(handle, "sleep", 0.05), range(32)))
+    assert {pid_to_node[p] for p in pids} == nodes
