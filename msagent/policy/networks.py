@@ -1,0 +1,259 @@
+"""Neural network building blocks and the actor-critic module that a Policy wraps.
+
+Actor and critic share no parameters, so the policy loss never moves the value function and the
+value loss never moves the policy (tested in ``tests/policy/test_policy.py``).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import torch
+from torch import Tensor, nn
+
+from msagent.errors import ConfigError
+
+_ACTIVATIONS: dict[str, type[nn.Module]] = {"tanh": nn.Tanh, "relu": nn.ReLU}
+SMALL_IMAGE = 36
+"""Images smaller than this on a side use the small-grid CNN instead of the Nature CNN."""
+
+
+@dataclass(frozen=True)
+class NetworkConfig:
+    """Sizes of the actor-critic networks.
+
+    Attributes:
+        hidden: widths of the hidden layers of each MLP (actor and critic alike).
+        activation: ``"tanh"`` or ``"relu"``.
+        cnn_features: width of the CNN's output features (image observations only).
+        init_log_std: initial log standard deviation of continuous actions.
+    """
+
+    hidden: tuple[int, ...] = (64, 64)
+    activation: str = "tanh"
+    cnn_features: int = 256
+    init_log_std: float = 0.0
+
+
+def activation(name: str) -> type[nn.Module]:
+    """Look an activation class up by name, failing loudly on typos."""
+    if name not in _ACTIVATIONS:
+        raise ConfigError(f"unknown activation {name!r}; choose from {sorted(_ACTIVATIONS)}")
+    return _ACTIVATIONS[name]
+
+
+def init_layer(layer: nn.Module, gain: float = math.sqrt(2.0)) -> nn.Module:
+    """Orthogonal weights and zero biases: the initialisation PPO implementations rely on."""
+    nn.init.orthogonal_(layer.weight, gain)
+    nn.init.zeros_(layer.bias)
+    return layer
+
+
+class MLP(nn.Sequential):
+    """Fully connected network: ``Linear -> act`` per hidden width, then a linear output."""
+
+    def __init__(
+        self,
+        in_dim: int,
+        hidden: Sequence[int],
+        out_dim: int,
+        act: str = "tanh",
+        out_gain: float = 1.0,
+    ) -> None:
+        """Build the layers with orthogonal init; ``out_gain`` scales the output layer."""
+        layers: list[nn.Module] = []
+        for width in hidden:
+            layers += [init_layer(nn.Linear(in_dim, width)), activation(act)()]
+            in_dim = width
+        layers.append(init_layer(nn.Linear(in_dim, out_dim), out_gain))
+        super().__init__(*layers)
+        self.act_name = act
+
+    def linears(self) -> list[nn.Linear]:
+        """The linear layers in order (what fused inference packs)."""
+        return [m for m in self if isinstance(m, nn.Linear)]
+
+
+def _conv_stack(channels: int, height: int) -> nn.Sequential:
+    """Nature-DQN convolutions for large frames, two padded 3x3 convolutions for small grids."""
+    if height >= SMALL_IMAGE:
+        convs = [(channels, 32, 8, 4, 0), (32, 64, 4, 2, 0), (64, 64, 3, 1, 0)]
+    else:
+        convs = [(channels, 32, 3, 1, 1), (32, 64, 3, 1, 1)]
+    layers: list[nn.Module] = []
+    for c_in, c_out, kernel, stride, pad in convs:
+        layers += [init_layer(nn.Conv2d(c_in, c_out, kernel, stride, pad)), nn.ReLU()]
+    return nn.Sequential(*layers, nn.Flatten())
+
+
+class CNN(nn.Module):
+    """Convolutional torso for image observations ``[N, H, W, C]`` (or ``[N, C, H, W]``).
+
+    ``uint8`` inputs are scaled to ``[0, 1]``; the output is ``[N, features]`` after a ReLU.
+    """
+
+    def __init__(
+        self, obs_shape: Sequence[int], features: int = 256, channels_last: bool = True
+    ) -> None:
+        """Build convolutions for ``obs_shape`` and a linear layer sized by a dry run."""
+        super().__init__()
+        if len(obs_shape) != 3:
+            raise ConfigError(f"CNN needs a 3-d observation shape, got {tuple(obs_shape)}")
+        self.channels_last = channels_last
+        h, _, c = obs_shape if channels_last else (obs_shape[1], obs_shape[2], obs_shape[0])
+        self.convs = _conv_stack(c, h)
+        with torch.no_grad():
+            flat = self.convs(self._to_nchw(torch.zeros(1, *obs_shape))).shape[1]
+        self.out = nn.Sequential(init_layer(nn.Linear(flat, features)), nn.ReLU())
+
+    def _to_nchw(self, x: Tensor) -> Tensor:
+        """Convert to float NCHW, scaling bytes to [0, 1]."""
+        if x.dtype == torch.uint8:
+            x = x.float() / 255.0
+        return x.permute(0, 3, 1, 2) if self.channels_last else x
+
+    def forward(self, x: Tensor) -> Tensor:
+        """Encode a batch of images into feature vectors."""
+        return self.out(self.convs(self._to_nchw(x)))
+
+
+class LSTMCore(nn.Module):
+    """Single-layer LSTM over ``[B, T, F]`` sequences whose state is zeroed at episode starts."""
+
+    def __init__(self, in_dim: int, hidden: int) -> None:
+        """Build the LSTM cell stack (batch-first)."""
+        super().__init__()
+        self.hidden = hidden
+        self.lstm = nn.LSTM(in_dim, hidden, batch_first=True)
+
+    def initial_state(self, batch: int) -> tuple[Tensor, Tensor]:
+        """Zero ``(h, c)`` for ``batch`` sequences, each ``[B, hidden]``."""
+        zeros = torch.zeros(batch, self.hidden)
+        return zeros, zeros.clone()
+
+    def forward(
+        self,
+        x: Tensor,
+        state: tuple[Tensor, Tensor],
+        resets: Tensor | None = None,
+    ) -> tuple[Tensor, tuple[Tensor, Tensor]]:
+        """Run the sequence; where ``resets[b, t]`` is true the state is zeroed before step t."""
+        if resets is None:
+            out, (h, c) = self.lstm(x, (state[0].unsqueeze(0), state[1].unsqueeze(0)))
+            return out, (h.squeeze(0), c.squeeze(0))
+        outs = []
+        h, c = state
+        for t in range(x.shape[1]):
+            keep = (~resets[:, t].bool()).to(x.dtype).unsqueeze(1)
+            out, (h, c) = self.lstm(x[:, t : t + 1], ((h * keep)[None], (c * keep)[None]))
+            h, c = h.squeeze(0), c.squeeze(0)
+            outs.append(out)
+        return torch.cat(outs, dim=1), (h, c)
+
+
+def _tower(obs_shape: Sequence[int], out_dim: int, config: NetworkConfig, gain: float) -> nn.Module:
+    """One independent network from observations to ``out_dim`` outputs (MLP or CNN + MLP)."""
+    if len(obs_shape) == 1:
+        return MLP(obs_shape[0], config.hidden, out_dim, config.activation, gain)
+    cnn = CNN(obs_shape, config.cnn_features)
+    return nn.Sequential(cnn, MLP(config.cnn_features, (), out_dim, config.activation, gain))
+
+
+class ActorCritic(nn.Module):
+    """Separate actor and critic towers; ``log_std`` (continuous actions) belongs to the actor.
+
+    Attributes:
+        actor: maps observations to logits (discrete) or action means (continuous).
+        critic: maps observations to a ``[N, 1]`` state value.
+        log_std: state-independent log standard deviation, or ``None`` for discrete actions.
+    """
+
+    def __init__(
+        self,
+        obs_shape: Sequence[int],
+        out_dim: int,
+        continuous: bool = False,
+        config: NetworkConfig | None = None,
+    ) -> None:
+        """Build both towers for ``obs_shape``; the actor's last layer starts near zero."""
+        super().__init__()
+        config = config or NetworkConfig()
+        self.actor = _tower(obs_shape, out_dim, config, gain=0.01)
+        self.critic = _tower(obs_shape, 1, config, gain=1.0)
+        self.log_std = (
+            nn.Parameter(torch.full((out_dim,), config.init_log_std)) if continuous else None
+        )
+
+    def policy_parameters(self) -> list[nn.Parameter]:
+        """Parameters that only the policy loss should move."""
+        extra = [self.log_std] if self.log_std is not None else []
+        return list(self.actor.parameters()) + extra
+
+    def value_parameters(self) -> list[nn.Parameter]:
+        """Parameters that only the value loss should move."""
+        return list(self.critic.parameters())
+
+    def forward(self, obs: Tensor) -> tuple[Tensor, Tensor]:
+        """Actor outputs ``[N, out_dim]`` and values ``[N]``."""
+        return self.actor(obs), self.critic(obs).squeeze(-1)
+
+
+def _pack(actor: nn.Linear, critic: nn.Linear, first: bool) -> tuple[Tensor, Tensor]:
+    """One fused layer: stacked weights for the shared input, block-diagonal afterwards."""
+    if first:
+        weight = torch.cat([actor.weight, critic.weight], dim=0)
+    else:
+        weight = torch.block_diag(actor.weight, critic.weight)
+    return weight.detach().t().contiguous(), torch.cat([actor.bias, critic.bias]).detach()
+
+
+class FusedInference:
+    """Actor and critic MLPs packed into one block-diagonal MLP, for fast gradient-free acting.
+
+    The packed copy is rebuilt when any parameter's version counter or storage changes, which
+    catches ``copy_``, ``load_state_dict`` and the default (for-loop/foreach) optimizers. Fused
+    optimizers (``torch.optim.Adam(fused=True)``) modify parameters without bumping versions:
+    call :meth:`invalidate` after such steps.
+    """
+
+    def __init__(self, model: ActorCritic) -> None:
+        """Remember the model; packing happens lazily on the first call."""
+        actor, critic = model.actor, model.critic
+        self.supported = (
+            isinstance(actor, MLP)
+            and isinstance(critic, MLP)
+            and len(actor.linears()) == len(critic.linears())
+            and actor.act_name == critic.act_name
+        )
+        self._model = model
+        self._params = list(model.parameters())
+        self._layers: list[tuple[Tensor, Tensor]] = []
+        self._signature: tuple[int, ...] = ()
+
+    def invalidate(self) -> None:
+        """Force a repack on the next call."""
+        self._signature = ()
+
+    def _current_signature(self) -> tuple[int, ...]:
+        """Version counters and storage addresses of all parameters."""
+        return tuple([p._version for p in self._params] + [p.data_ptr() for p in self._params])
+
+    def _repack(self) -> None:
+        """Pack the current actor and critic weights into fused layers."""
+        pairs = zip(self._model.actor.linears(), self._model.critic.linears(), strict=True)
+        self._layers = [_pack(a, c, i == 0) for i, (a, c) in enumerate(pairs)]
+
+    def __call__(self, x: Tensor) -> Tensor:
+        """Concatenated ``[actor outputs, value]``, shaped ``[N, out_dim + 1]``."""
+        signature = self._current_signature()
+        if signature != self._signature:
+            self._repack()
+            self._signature = signature
+        act = torch.tanh if self._model.actor.act_name == "tanh" else torch.relu
+        h = x
+        for weight, bias in self._layers[:-1]:
+            h = act(torch.addmm(bias, h, weight))
+        weight, bias = self._layers[-1]
+        return torch.addmm(bias, h, weight)

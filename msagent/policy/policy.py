@@ -1,0 +1,250 @@
+"""Policy: the acting half of an agent (act, evaluate, weights); learning lives in algorithms/.
+
+A ``Policy`` is what env workers and inference servers hold: it maps observations to actions,
+their log-probabilities and state values, and moves its parameters in and out as flat numpy
+arrays (:data:`msagent.vocabulary.Weights`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, NamedTuple
+
+import numpy as np
+import torch
+from torch import Tensor
+
+from msagent.errors import ConfigError
+from msagent.policy import operators as ops
+from msagent.policy.networks import ActorCritic, FusedInference, NetworkConfig
+from msagent.vocabulary import Weights
+
+
+@dataclass(frozen=True)
+class ActionSpec:
+    """What actions look like: ``size`` choices (discrete) or a ``size``-d box (continuous).
+
+    Attributes:
+        size: number of discrete actions, or dimension of continuous actions.
+        continuous: whether actions are real vectors.
+        low: lower bounds of continuous actions (per dimension), or ``None``.
+        high: upper bounds of continuous actions (per dimension), or ``None``.
+    """
+
+    size: int
+    continuous: bool = False
+    low: tuple[float, ...] | None = None
+    high: tuple[float, ...] | None = None
+
+    @classmethod
+    def discrete(cls, n: int) -> ActionSpec:
+        """Spec for ``n`` mutually exclusive actions."""
+        return cls(size=int(n))
+
+    @classmethod
+    def box(cls, dim: int, low: Any = -1.0, high: Any = 1.0) -> ActionSpec:
+        """Spec for ``dim``-d real actions within ``[low, high]`` (scalars broadcast)."""
+        lo = np.broadcast_to(np.asarray(low, np.float64), (dim,))
+        hi = np.broadcast_to(np.asarray(high, np.float64), (dim,))
+        return cls(int(dim), True, tuple(map(float, lo)), tuple(map(float, hi)))
+
+    @classmethod
+    def from_space(cls, space: Any) -> ActionSpec:
+        """Translate a gymnasium ``Discrete`` or 1-d ``Box`` space (duck-typed, no import)."""
+        if hasattr(space, "n") and not hasattr(space, "low"):
+            if int(getattr(space, "start", 0)) != 0:
+                raise ConfigError(f"Discrete spaces must start at 0, got {space!r}")
+            return cls.discrete(int(space.n))
+        if hasattr(space, "low") and len(space.shape) == 1:
+            return cls.box(space.shape[0], space.low, space.high)
+        raise ConfigError(f"unsupported action space {space!r}: need Discrete or 1-d Box")
+
+
+class ActOutput(NamedTuple):
+    """What ``Policy.act`` returns, each batched over the leading axis.
+
+    Attributes:
+        actions: sampled (or greedy) actions; raw Gaussian samples for continuous actions.
+        logp: log-probability of ``actions`` under the acting policy (float32).
+        values: state values V(obs) (float32).
+    """
+
+    actions: np.ndarray
+    logp: np.ndarray
+    values: np.ndarray
+
+
+def _fork_seeded(seed: int | None) -> torch.Generator:
+    """A private random generator, so acting does not disturb (nor depend on) global torch RNG."""
+    gen = torch.Generator()
+    if seed is None:
+        gen.seed()
+    else:
+        gen.manual_seed(seed)
+    return gen
+
+
+class Policy:
+    """Actor-critic policy for acting; algorithms train it through ``model`` and ``evaluate``.
+
+    Attributes:
+        obs_shape: shape of one observation (batches add a leading axis).
+        action_spec: the action space.
+        model: the underlying ``ActorCritic`` module (actor and critic share no parameters).
+    """
+
+    def __init__(
+        self,
+        obs_shape: Sequence[int] | Any,
+        action_spec: ActionSpec | Any,
+        network: NetworkConfig | None = None,
+        seed: int | None = None,
+    ) -> None:
+        """Build the networks; ``seed`` fixes both initial weights and action sampling.
+
+        Args:
+            obs_shape: shape of one observation, or a gymnasium ``Box`` observation space.
+            action_spec: an ``ActionSpec`` or a gymnasium ``Discrete``/``Box`` action space.
+            network: network sizes (default ``NetworkConfig()``: 64x64 tanh).
+            seed: seed of initial weights and of sampling (``None``: nondeterministic).
+        """
+        if not isinstance(action_spec, ActionSpec):
+            action_spec = ActionSpec.from_space(action_spec)
+        obs_shape = getattr(obs_shape, "shape", obs_shape)
+        self.obs_shape = tuple(int(d) for d in obs_shape)
+        self.action_spec = action_spec
+        self.network = network or NetworkConfig()
+        self._gen = _fork_seeded(seed)
+        with torch.random.fork_rng(devices=[]):
+            torch.manual_seed(self._gen.initial_seed())
+            self.model = ActorCritic(
+                self.obs_shape, action_spec.size, action_spec.continuous, self.network
+            )
+        self._fused = FusedInference(self.model)
+
+    # ----------------------------------------------------------------------------- acting
+
+    def act(
+        self,
+        obs: np.ndarray,
+        action_mask: np.ndarray | None = None,
+        deterministic: bool = False,
+    ) -> ActOutput:
+        """Choose actions for a batch of observations (no autograd, no gradient bookkeeping).
+
+        Args:
+            obs: observations ``[N, *obs_shape]``.
+            action_mask: ``[N, A]`` booleans, true where an action is legal (discrete only).
+            deterministic: take the most likely action (or the mean) instead of sampling.
+
+        Returns:
+            ``ActOutput`` of numpy arrays, each with leading axis N.
+        """
+        x = self._obs_tensor(obs)
+        with torch.inference_mode():
+            out, values = self._forward_inference(x)
+            if self.action_spec.continuous:
+                actions, logp = self._act_continuous(out, deterministic)
+            else:
+                actions, logp = self._act_discrete(out, action_mask, deterministic)
+        return ActOutput(actions.numpy(), logp.numpy(), values.numpy())
+
+    def _forward_inference(self, x: Tensor) -> tuple[Tensor, Tensor]:
+        """Actor outputs and values, through the fused MLP when the towers allow it."""
+        if not self._fused.supported:
+            return self.model(x)
+        out = self._fused(x)
+        return out[:, :-1], out[:, -1]
+
+    def invalidate_cache(self) -> None:
+        """Tell acting that parameters changed behind autograd's back (e.g. fused optimizers)."""
+        self._fused.invalidate()
+
+    def _act_discrete(
+        self, logits: Tensor, mask: np.ndarray | None, deterministic: bool
+    ) -> tuple[Tensor, Tensor]:
+        """Pick discrete actions from (masked) logits and return them with their log-probs."""
+        if mask is not None:
+            logits = ops.masked_logits(logits, torch.from_numpy(np.asarray(mask, dtype=bool)))
+        if deterministic:
+            actions = logits.argmax(-1)
+        else:
+            actions = ops.categorical_sample(logits, self._gen)
+        return actions, ops.categorical_log_prob(logits, actions)
+
+    def _act_continuous(self, mean: Tensor, deterministic: bool) -> tuple[Tensor, Tensor]:
+        """Sample (or take the mean of) the diagonal Gaussian and return log-densities."""
+        log_std = self.model.log_std.expand_as(mean)
+        actions = mean if deterministic else ops.gaussian_sample(mean, log_std, self._gen)
+        return actions, ops.gaussian_log_prob(mean, log_std, actions)
+
+    def clip_actions(self, actions: np.ndarray) -> np.ndarray:
+        """Clip raw continuous actions into the action bounds before sending them to the env."""
+        spec = self.action_spec
+        if not spec.continuous or spec.low is None or spec.high is None:
+            return actions
+        return np.clip(actions, np.asarray(spec.low), np.asarray(spec.high)).astype(actions.dtype)
+
+    def _obs_tensor(self, obs: np.ndarray | Tensor) -> Tensor:
+        """View observations as a tensor without copying when they are already float32/uint8."""
+        if isinstance(obs, Tensor):
+            return obs
+        obs = np.asarray(obs)
+        if obs.dtype != np.float32 and obs.dtype != np.uint8:
+            obs = obs.astype(np.float32)
+        if obs.shape[1:] != self.obs_shape:
+            raise ConfigError(f"obs shape {obs.shape} is not [N, *{self.obs_shape}]")
+        return torch.from_numpy(np.ascontiguousarray(obs))
+
+    # ---------------------------------------------------------------------------- learning
+
+    def evaluate(
+        self,
+        obs: np.ndarray | Tensor,
+        actions: np.ndarray | Tensor,
+        mask: np.ndarray | Tensor | None = None,
+    ) -> tuple[Tensor, Tensor, Tensor]:
+        """Differentiable ``(logp, entropy, values)`` of given actions, for the learner's loss."""
+        out, values = self.model(self._obs_tensor(obs))
+        actions = torch.as_tensor(actions)
+        if self.action_spec.continuous:
+            log_std = self.model.log_std.expand_as(out)
+            logp = ops.gaussian_log_prob(out, log_std, actions)
+            return logp, ops.gaussian_entropy(log_std), values
+        logits = ops.masked_logits(out, None if mask is None else torch.as_tensor(mask))
+        return ops.categorical_log_prob(logits, actions), ops.categorical_entropy(logits), values
+
+    def policy_parameters(self) -> list[torch.nn.Parameter]:
+        """Parameters of the actor (what the policy loss may move)."""
+        return self.model.policy_parameters()
+
+    def value_parameters(self) -> list[torch.nn.Parameter]:
+        """Parameters of the critic (what the value loss may move)."""
+        return self.model.value_parameters()
+
+    # ----------------------------------------------------------------------------- weights
+
+    def get_weights(self) -> Weights:
+        """Copy parameters out as contiguous numpy arrays by flat name (safetensors-ready)."""
+        return {
+            name: np.ascontiguousarray(t.detach().cpu().numpy()).copy()
+            for name, t in self.model.state_dict().items()
+        }
+
+    def set_weights(self, weights: Weights) -> None:
+        """Overwrite the parameters in place (optimizers holding them stay valid)."""
+        state = self.model.state_dict()
+        missing, unknown = set(state) - set(weights), set(weights) - set(state)
+        if missing or unknown:
+            raise ConfigError(
+                f"weights mismatch: missing {sorted(missing)}, unknown {sorted(unknown)}"
+            )
+        with torch.no_grad():
+            for name, target in state.items():
+                source = torch.from_numpy(np.require(weights[name], requirements=["C", "W"]))
+                if source.shape != target.shape:
+                    raise ConfigError(
+                        f"{name}: shape {tuple(source.shape)} != {tuple(target.shape)}"
+                    )
+                target.copy_(source)
