@@ -1,0 +1,8 @@
+"""Where snapshots live: in this process (MemoryStore) or on a Redis server (RedisStore)."""
+
+from msagent.model_pool.stores.base import Store, StoredSnapshot
+from msagent.model_pool.stores.factory import make_store
+from msagent.model_pool.stores.memory import MemoryStore
+from msagent.model_pool.stores.redis_store import DEFAULT_PREFIX, RedisKeys, RedisStore
+
+__all__ = ["DEFAULT_PREFIX", "MemoryStore", "RedisKeys", "RedisStore", "Store", "StoredSnapshot", "make_store"]
