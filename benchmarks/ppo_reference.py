@@ -37,7 +37,8 @@ from msagent.policy import (  # noqa: E402
     Policy,
     PPOConfig,
 )
-from msagent.vocabulary import Fragment, ModelKey  # noqa: E402
+from msagent.envs import Acted, FragmentCollector  # noqa: E402
+from msagent.vocabulary import ModelKey  # noqa: E402
 
 
 @dataclass
@@ -67,73 +68,6 @@ class ReferenceSettings:
 
 CARTPOLE_REFERENCE = ReferenceSettings()
 """The tuned CartPole-v1 settings: 32 envs x 32 steps, 64x64 tanh, ``CARTPOLE_PPO``."""
-
-
-class FragmentCollector:
-    """Steps K vectorized envs with one policy and cuts the trajectory into K Fragments."""
-
-    def __init__(self, envs: gym.vector.VectorEnv, policy: Policy, length: int, seed: int) -> None:
-        """Reset the envs and act once, so every later step starts from a ready action."""
-        self.envs, self.policy, self.length = envs, policy, length
-        self.key = ModelKey("main", 0)
-        self.obs, _ = envs.reset(seed=seed)
-        self.pending = policy.act(self.obs)
-        self.returns = np.zeros(envs.num_envs)
-        self.episode_returns: list[float] = []
-
-    def collect(self) -> list[Fragment]:
-        """Act for T steps in all envs and return one Fragment per env."""
-        k, t_len = self.envs.num_envs, self.length
-        cols = _empty_columns(k, t_len, self.obs)
-        for t in range(t_len):
-            self._step(cols, t, k)
-        return [self._fragment(cols, i) for i in range(k)]
-
-    def _step(self, cols: dict[str, np.ndarray], t: int, k: int) -> None:
-        """One vectorized env step, recording what was acted and V(final obs) on truncation."""
-        out = self.pending
-        actions = out.actions[:k]
-        cols["obs"][:, t], cols["actions"][:, t] = self.obs, actions
-        cols["logp"][:, t], cols["values"][:, t] = out.logp[:k], out.values[:k]
-        self.obs, rewards, terminated, truncated, info = self.envs.step(actions)
-        cols["rewards"][:, t], cols["terminated"][:, t] = rewards, terminated
-        cols["truncated"][:, t] = truncated
-        cut = np.flatnonzero(truncated & ~terminated)
-        batch = self.obs if len(cut) == 0 else _append_rows(self.obs, info["final_obs"][cut])
-        self.pending = self.policy.act(batch)
-        cols["final_values"][cut, t] = self.pending.values[k:]
-        self._track_returns(rewards, terminated | truncated)
-
-    def _fragment(self, cols: dict[str, np.ndarray], i: int) -> Fragment:
-        """Env ``i``'s rows of the column buffers as a Fragment."""
-        return Fragment(
-            **{name: column[i] for name, column in cols.items()},
-            bootstrap_value=float(self.pending.values[i]),
-            policy=self.key,
-        )
-
-    def _track_returns(self, rewards: np.ndarray, done: np.ndarray) -> None:
-        """Accumulate episode returns and log the ones that just ended."""
-        self.returns += rewards
-        for i in np.flatnonzero(done):
-            self.episode_returns.append(float(self.returns[i]))
-            self.returns[i] = 0.0
-
-
-def _append_rows(obs: np.ndarray, extra: np.ndarray) -> np.ndarray:
-    """Stack extra observations (an object array of rows) under the batch."""
-    return np.concatenate([obs, np.stack(list(extra)).astype(obs.dtype, copy=False)])
-
-
-def _empty_columns(k: int, t_len: int, obs: np.ndarray) -> dict[str, np.ndarray]:
-    """Fresh ``[K, T, ...]`` buffers for one round of fragments."""
-    floats = ("logp", "values", "rewards", "final_values")
-    cols = {name: np.zeros((k, t_len), np.float32) for name in floats}
-    cols["obs"] = np.zeros((k, t_len, *obs.shape[1:]), obs.dtype)
-    cols["actions"] = np.zeros((k, t_len), np.int64)
-    cols["terminated"] = np.zeros((k, t_len), bool)
-    cols["truncated"] = np.zeros((k, t_len), bool)
-    return cols
 
 
 @dataclass
@@ -172,13 +106,14 @@ def run(settings: ReferenceSettings, seed: int, verbose: bool = False) -> RunRes
     setup_start = time.perf_counter()
     envs, ppo = _build(settings, seed)
     start = time.perf_counter()  # like CleanRL: the clock starts once envs and agent exist
-    collector = FragmentCollector(envs, ppo.policy, settings.fragment_len, seed)
+    key = ModelKey("main", 0)
+    collector = FragmentCollector(envs, lambda obs: Acted(ppo.policy.act(obs), key),
+                                  settings.fragment_len, seed)
     steps, recent = 0, deque(maxlen=settings.window)
     while steps < settings.max_steps:
         fragments = collector.collect()
         steps += settings.num_envs * settings.fragment_len
-        recent.extend(collector.episode_returns)
-        collector.episode_returns.clear()
+        recent.extend(ret for ret, _ in collector.take_episodes())
         if len(recent) == settings.window and np.mean(recent) >= settings.target:
             break
         stats = ppo.update(fragments)

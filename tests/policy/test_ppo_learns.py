@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 import torch
 
+from msagent.envs import Acted, FragmentCollector
 from msagent.policy import PPO, ActionSpec, Policy, PPOConfig
 from msagent.vocabulary import Fragment, ModelKey
 
@@ -29,6 +30,12 @@ def _reference() -> ModuleType:
     sys.modules[spec.name] = module  # dataclasses resolve annotations through sys.modules
     spec.loader.exec_module(module)
     return module
+
+
+def _local(policy: Policy):
+    """Act with a local policy, as an env worker in local inference mode does."""
+    key = ModelKey("main", 1)
+    return lambda obs: Acted(policy.act(obs), key)
 
 
 def test_ppo_solves_cartpole_with_the_reference_settings() -> None:
@@ -65,7 +72,7 @@ def test_collector_records_truncation_final_values() -> None:
         autoreset_mode=gym.vector.AutoresetMode.SAME_STEP,
     ))
     policy = Policy((4,), ActionSpec.discrete(2), seed=0)
-    collector = ref.FragmentCollector(envs, policy, length=20, seed=0)
+    collector = FragmentCollector(envs, _local(policy), length=20, seed=0)
     frags = collector.collect()
     assert sum(int(f.truncated.sum()) for f in frags) >= 3  # time limit 7 within 20 steps
     for t, (_, rewards, terminated, truncated, info) in enumerate(envs.steps):
@@ -106,7 +113,7 @@ def test_ppo_state_dict_round_trip_resumes_identically() -> None:
     settings = dataclasses.replace(ref.CARTPOLE_REFERENCE, num_envs=4, fragment_len=32)
     envs = ref.make_envs(settings)
     policy = Policy((4,), ActionSpec.discrete(2), seed=0)
-    collector = ref.FragmentCollector(envs, policy, settings.fragment_len, seed=0)
+    collector = FragmentCollector(envs, _local(policy), settings.fragment_len, seed=0)
     first, second = collector.collect(), collector.collect()
     envs.close()
     ppo = PPO(policy, PPOConfig(seed=3))
