@@ -1,0 +1,84 @@
+"""The ``[algorithm]`` table: every PPOConfig field, optional, with PPOConfig's own defaults.
+
+The table's fields are generated from :class:`msagent.policy.algorithms.ppo.PPOConfig`, so a
+field added there is configurable here at once. Only keys present in the TOML reach PPOConfig;
+the others keep its defaults. TOML has no null, so ``"none"`` sets a field PPOConfig allows to
+be None (``max_grad_norm = "none"`` disables gradient clipping).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import typing
+from typing import Any, Literal
+
+from pydantic import Field, ValidationInfo, create_model, field_validator, model_serializer
+from pydantic import model_validator
+
+from msagent.config.base import Section
+from msagent.errors import ConfigError
+from msagent.policy.algorithms.ppo import PPOConfig
+
+NONE_WORD = "none"
+"""How a TOML file spells Python's None for the fields that accept it."""
+
+_HINTS = typing.get_type_hints(PPOConfig)
+NULLABLE = frozenset(n for n, hint in _HINTS.items() if type(None) in typing.get_args(hint))
+"""PPOConfig fields whose value may be None."""
+
+
+class _AlgorithmBase(Section):
+    """Behaviour of the generated ``AlgorithmSection`` (its fields are PPOConfig's)."""
+
+    name: Literal["ppo"] = "ppo"
+
+    @field_validator("*", mode="before")
+    @classmethod
+    def _none_word(cls, value: Any, info: ValidationInfo) -> Any:
+        """Read ``"none"`` as None where PPOConfig accepts None."""
+        if isinstance(value, str) and value.lower() == NONE_WORD and info.field_name in NULLABLE:
+            return None
+        return value
+
+    @model_validator(mode="after")
+    def _builds(self) -> _AlgorithmBase:
+        """Let PPOConfig check the combination (e.g. ``anneal_lr`` needs ``total_updates``)."""
+        try:
+            self.ppo_config()
+        except ConfigError as exc:
+            raise ValueError(str(exc)) from None
+        return self
+
+    @model_serializer(mode="wrap")
+    def _dump(self, handler: Any) -> dict[str, Any]:
+        """Write None back as ``"none"`` so dumped TOML reloads to the same config."""
+        data = handler(self)
+        return {k: NONE_WORD if v is None and k in NULLABLE else v for k, v in data.items()}
+
+    def ppo_config(self, seed: int | None = None) -> PPOConfig:
+        """Build PPOConfig from the keys that were set; ``seed`` fills ``seed`` if unset."""
+        kwargs = {n: getattr(self, n) for n in self.model_fields_set if n in _HINTS}
+        kwargs = {k: v for k, v in kwargs.items() if v is not None or k in NULLABLE}
+        if seed is not None:
+            kwargs.setdefault("seed", seed)
+        return PPOConfig(**kwargs)
+
+
+def _optional(hint: Any) -> Any:
+    """``hint | None`` (None meaning "not set"), for a hint that may already allow None."""
+    return hint if type(None) in typing.get_args(hint) else typing.Optional[hint]
+
+
+def _ppo_fields() -> dict[str, Any]:
+    """Pydantic field definitions mirroring PPOConfig, all optional and unset by default."""
+    fields = dataclasses.fields(PPOConfig)
+    doc = {f.name: f"PPOConfig.{f.name}, default {f.default!r}" for f in fields}
+    return {n: (_optional(_HINTS[n]), Field(None, description=doc[n])) for n in doc}
+
+
+AlgorithmSection = create_model(
+    "AlgorithmSection",
+    __base__=_AlgorithmBase,
+    __doc__="The [algorithm] table: ``name`` plus every PPOConfig field, each optional.",
+    **_ppo_fields(),
+)

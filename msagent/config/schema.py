@@ -1,0 +1,86 @@
+"""``TrainConfig``: one TOML file describing one training run, validated strictly.
+
+Every table and key has a default except ``[scripts]``, so the smallest valid file is::
+
+    [scripts]
+    env = "my_env.py"
+    agent = "my_agent.py"
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import Field
+
+from msagent.buffer.config import TableConfig
+from msagent.config.algorithm import AlgorithmSection, NONE_WORD, NULLABLE
+from msagent.config.base import Section
+from msagent.config.general import LoggingSection, RunSection, ScriptsSection, StopSection
+from msagent.config.services import (
+    BufferSection,
+    EnvWorkerSection,
+    InferenceSection,
+    LearnerSection,
+    ModelPoolSection,
+    ResourcesSection,
+    ServicesSection,
+)
+from msagent.policy.algorithms.ppo import PPOConfig
+
+DEFAULT_TABLE = "fragments"
+"""Name of the replay-buffer table :meth:`TrainConfig.table_config` builds by default."""
+
+
+class TrainConfig(Section):
+    """A whole training run: ``[run]``, ``[scripts]``, ``[env]``, ``[services.*]``,
+    ``[algorithm]`` and ``[logging]``.
+
+    Attributes:
+        run: Name, seed, mode and stop criteria.
+        scripts: The user's env and agent files (absolute paths once loaded).
+        env: Free-form keyword arguments of ``make_env``.
+        services: Instance counts and settings of each service.
+        algorithm: PPO hyperparameters (only the keys that were set).
+        logging: Progress display and TensorBoard.
+    """
+
+    run: RunSection = Field(default_factory=RunSection)
+    scripts: ScriptsSection
+    env: dict[str, Any] = Field(default_factory=dict)
+    services: ServicesSection = Field(default_factory=ServicesSection)
+    algorithm: AlgorithmSection = Field(  # type: ignore[valid-type]
+        default_factory=AlgorithmSection
+    )
+    logging: LoggingSection = Field(default_factory=LoggingSection)
+
+    def ppo_config(self) -> PPOConfig:
+        """PPO's hyperparameters: the ``[algorithm]`` keys set, ``seed`` from ``run.seed``."""
+        return self.algorithm.ppo_config(seed=self.run.seed)
+
+    def table_config(self, name: str = DEFAULT_TABLE) -> TableConfig:
+        """The replay-buffer table ``[services.buffer]`` describes, seeded from ``run.seed``."""
+        return self.services.buffer.table_config(name, seed=self.run.seed)
+
+    def to_toml_dict(self) -> dict[str, Any]:
+        """Plain nested data TOML can hold: no None, algorithm keys only where they were set."""
+        data = _clean(self.model_dump(mode="python", exclude={"env", "algorithm"}))
+        data["env"] = dict(self.env)  # free-form: passed to make_env exactly as given
+        data["algorithm"] = self.algorithm.model_dump(exclude_unset=True)
+        return {name: data[name] for name in type(self).model_fields if data.get(name) != {}}
+
+
+def _clean(value: Any) -> Any:
+    """Drop None values and empty tables (TOML has no null; an absent key means the default)."""
+    if not isinstance(value, dict):
+        return value
+    kept = {k: _clean(v) for k, v in value.items() if v is not None}
+    return {k: v for k, v in kept.items() if v != {}}
+
+
+__all__ = [
+    "DEFAULT_TABLE", "NONE_WORD", "NULLABLE", "AlgorithmSection", "BufferSection",
+    "EnvWorkerSection", "InferenceSection", "LearnerSection", "LoggingSection",
+    "ModelPoolSection", "ResourcesSection", "RunSection", "ScriptsSection", "ServicesSection",
+    "StopSection", "TrainConfig",
+]

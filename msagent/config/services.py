@@ -1,0 +1,197 @@
+"""The ``[services.*]`` tables: how many instances of each service run, and how they behave."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field, field_validator, model_validator
+
+from msagent.buffer.config import TableConfig
+from msagent.buffer.rate_limiter import RateLimiterConfig
+from msagent.buffer.removers import REMOVER_KINDS
+from msagent.buffer.samplers import SAMPLER_KINDS
+from msagent.config.base import Section
+from msagent.errors import ConfigError
+from msagent.runtime.backend import Resources
+
+_STORE_SCHEMES = ("redis://", "rediss://", "unix://")
+"""Url schemes ``msagent.model_pool.stores.make_store`` builds a RedisStore for."""
+
+
+class ResourcesSection(Section):
+    """Per-instance resources (Ray actor options; ignored in local mode). Unset keys keep
+    :class:`msagent.runtime.Resources`' defaults.
+    """
+
+    num_cpus: float | None = Field(None, ge=0)
+    num_gpus: float | None = Field(None, ge=0)
+    memory_mb: int | None = Field(None, ge=1)
+    custom: dict[str, float] | None = None
+    spread: bool | None = None
+
+    def to_resources(self) -> Resources:
+        """Build the runtime's Resources from the keys that were set, so defaults live there."""
+        return Resources(**self.model_dump(exclude_none=True))
+
+
+class _Service(Section):
+    """Fields every service table has."""
+
+    num: int = Field(1, ge=0)
+    resources: ResourcesSection = Field(default_factory=ResourcesSection)
+
+
+class EnvWorkerSection(_Service):
+    """Env workers: each steps ``num_envs`` environments, shipping ``fragment_len``-step pieces."""
+
+    num: int = Field(2, ge=0)
+    num_envs: int = Field(32, ge=1)
+    fragment_len: int = Field(32, ge=1)
+
+
+class InferenceSection(_Service):
+    """Action selection: a policy copy per env worker (``local``) or servers (``central``).
+
+    Attributes:
+        batch: Most requests gathered into one predict call (central mode).
+        max_wait_ms: How long the first request of a batch waits for others (central mode).
+        cache_size: Policies kept in each server's LRU cache (central mode).
+    """
+
+    mode: Literal["local", "central"] = "local"
+    batch: int = Field(2, ge=1)
+    max_wait_ms: float = Field(2.0, ge=0)
+    cache_size: int = Field(8, ge=1)
+
+    @model_validator(mode="after")
+    def _central_needs_servers(self) -> InferenceSection:
+        """Refuse central inference without any server to answer."""
+        if self.mode == "central" and self.num < 1:
+            raise ValueError("mode = 'central' needs num >= 1 inference servers")
+        return self
+
+
+class LearnerSection(_Service):
+    """The learner: samples fragments, updates, publishes parameters and snapshots.
+
+    Attributes:
+        sync: True: actors only act with the newest version; False: asynchronous.
+        max_policy_lag: Fragments older than this many versions are dropped (and counted).
+        publish_every: Updates between parameter publishes.
+        dump_model_every: Updates between model-pool snapshots (0: never).
+        checkpoint_every_s: Seconds between run-directory checkpoints (0: never).
+    """
+
+    sync: bool = True
+    max_policy_lag: int = Field(0, ge=0)
+    publish_every: int = Field(1, ge=1)
+    dump_model_every: int = Field(10, ge=0)
+    checkpoint_every_s: float = Field(30.0, ge=0)
+
+
+class BufferSection(_Service):
+    """The replay buffer's one table; the defaults make an on-policy FIFO queue (each fragment
+    sampled once, oldest first), which is what PPO needs.
+
+    Attributes:
+        max_size: Capacity in fragments.
+        sampler: One of ``msagent.buffer`` sampler kinds (uniform, prioritized, fifo, lifo).
+        sampler_params: Keyword arguments of the sampler, e.g. ``{alpha = 0.6, beta = 0.4}``.
+        remover: One of ``msagent.buffer`` remover kinds (fifo, lifo).
+        max_times_sampled: Remove an item once drawn this many times (0: never).
+        min_size_to_sample: Items needed before any sample proceeds.
+        samples_per_insert: Target draws per inserted item (0: no ratio limiting).
+        error_buffer: Tolerance around that ratio (0: the smallest safe one,
+            ``max(1, samples_per_insert)``).
+    """
+
+    max_size: int = Field(4096, ge=1)
+    sampler: str = "fifo"
+    sampler_params: dict[str, float] = Field(default_factory=dict)
+    remover: str = "fifo"
+    max_times_sampled: int = Field(1, ge=0)
+    min_size_to_sample: int = Field(1, ge=1)
+    samples_per_insert: float = Field(0.0, ge=0)
+    error_buffer: float = Field(0.0, ge=0)
+
+    @field_validator("sampler")
+    @classmethod
+    def _known_sampler(cls, value: str) -> str:
+        """Name the known sampler kinds when an unknown one is given."""
+        return _known(value, SAMPLER_KINDS)
+
+    @field_validator("remover")
+    @classmethod
+    def _known_remover(cls, value: str) -> str:
+        """Name the known remover kinds when an unknown one is given."""
+        return _known(value, REMOVER_KINDS)
+
+    @model_validator(mode="after")
+    def _builds(self) -> BufferSection:
+        """Check the table itself accepts the combination (ratio, sizes, sampler params)."""
+        try:
+            self.table_config("check")
+        except ConfigError as exc:
+            raise ValueError(str(exc)) from None
+        return self
+
+    def table_config(self, name: str, seed: int | None = None) -> TableConfig:
+        """Build the buffer's TableConfig under ``name``, seeding its sampler with ``seed``."""
+        return TableConfig(
+            name=name,
+            max_size=self.max_size,
+            sampler=self.sampler,
+            sampler_params=dict(self.sampler_params),
+            remover=self.remover,
+            max_times_sampled=self.max_times_sampled,
+            rate_limiter=self.rate_limiter_config(),
+            seed=seed,
+        )
+
+    def rate_limiter_config(self) -> RateLimiterConfig:
+        """The rate limiter: min size only, or a sample/insert ratio when one is set."""
+        if self.samples_per_insert == 0:
+            return RateLimiterConfig(min_size_to_sample=self.min_size_to_sample)
+        error = self.error_buffer or max(1.0, self.samples_per_insert)
+        return RateLimiterConfig(self.min_size_to_sample, self.samples_per_insert, error)
+
+
+class ModelPoolSection(_Service):
+    """The model pool's store and pruning.
+
+    Attributes:
+        url: ``""`` (or ``"memory"``) for in-memory, else ``redis://host:port/db``.
+        keep_last: Snapshots kept per policy (frozen ones always survive; 0: keep all).
+    """
+
+    url: str = ""
+    keep_last: int = Field(10, ge=0)
+
+    @field_validator("url")
+    @classmethod
+    def _known_store(cls, value: str) -> str:
+        """Accept only urls ``make_store`` understands, before any service starts."""
+        if value.strip().lower() in ("", "memory") or value.startswith(_STORE_SCHEMES):
+            return value
+        raise ValueError(f"expected '' (in-memory) or a redis:// url, got {value!r}")
+
+    def keep_last_or_none(self) -> int | None:
+        """``keep_last`` as ``ModelPool`` takes it (None keeps everything)."""
+        return self.keep_last or None
+
+
+class ServicesSection(Section):
+    """All service tables."""
+
+    env_worker: EnvWorkerSection = Field(default_factory=EnvWorkerSection)
+    inference: InferenceSection = Field(default_factory=InferenceSection)
+    learner: LearnerSection = Field(default_factory=LearnerSection)
+    buffer: BufferSection = Field(default_factory=BufferSection)
+    model_pool: ModelPoolSection = Field(default_factory=ModelPoolSection)
+
+
+def _known(value: str, kinds: tuple[str, ...]) -> str:
+    """Return ``value`` if it is one of ``kinds``, else fail listing them."""
+    if value not in kinds:
+        raise ValueError(f"expected one of {list(kinds)}, got {value!r}")
+    return value

@@ -1,0 +1,60 @@
+"""Human-readable rows and lines from a metrics snapshot (shared by the live table and logs)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+DROPPED = "dropped_stale_fragments"
+"""Counter name the learner uses for fragments discarded as too old."""
+
+
+def rows(snapshot: dict[str, Any]) -> list[tuple[str, str]]:
+    """(label, value) pairs in display order: throughput, returns, losses, counters."""
+    window = f"mean return (last {snapshot.get('return_window', '?')})"
+    out = [
+        ("env steps", f"{snapshot.get('env_steps', 0):,}"),
+        ("steps/s", f"{snapshot.get('steps_per_s', 0.0):,.0f}"),
+        ("episodes", f"{snapshot.get('episodes', 0):,}"),
+        (window, _number(snapshot.get("mean_return"))),
+        ("policy version", _number(snapshot.get("policy_version"))),
+        ("elapsed", duration(snapshot.get("elapsed_s", 0.0))),
+    ]
+    out += [(f"loss/{k}", _number(v)) for k, v in sorted(snapshot.get("losses", {}).items())]
+    counters = {DROPPED: 0, **snapshot.get("counters", {})}
+    out += [(name.replace("_", " "), f"{n:,}") for name, n in sorted(counters.items())]
+    return out
+
+
+def line(snapshot: dict[str, Any]) -> str:
+    """One plain log line with the essentials, for terminals that are not TTYs."""
+    losses = " ".join(f"{k}={_number(v)}" for k, v in sorted(snapshot.get("losses", {}).items()))
+    parts = [
+        f"steps={snapshot.get('env_steps', 0)}",
+        f"steps/s={snapshot.get('steps_per_s', 0.0):.0f}",
+        f"episodes={snapshot.get('episodes', 0)}",
+        f"return={_number(snapshot.get('mean_return'))}",
+        f"version={_number(snapshot.get('policy_version'))}",
+        f"dropped={snapshot.get('counters', {}).get(DROPPED, 0)}",
+        f"elapsed={duration(snapshot.get('elapsed_s', 0.0))}",
+    ]
+    return " ".join(parts + ([losses] if losses else []))
+
+
+def duration(seconds: float) -> str:
+    """``42.0s``, ``3m07s`` or ``2h05m09s``."""
+    if seconds < 60:
+        return f"{seconds:.1f}s"
+    minutes, secs = divmod(int(seconds), 60)
+    if minutes < 60:
+        return f"{minutes}m{secs:02d}s"
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours}h{minutes:02d}m{secs:02d}s"
+
+
+def _number(value: Any) -> str:
+    """Ints as they are, floats to 4 significant digits, None as ``-``."""
+    if value is None:
+        return "-"
+    if isinstance(value, int):
+        return str(value)
+    return f"{value:.4g}"

@@ -1,0 +1,106 @@
+"""Training metrics gathered from many threads into one consistent snapshot."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections import deque
+from collections.abc import Callable, Mapping
+from typing import Any
+
+_MARK_SPACING_S = 0.1
+"""Step marks closer than this are merged, so the rate window holds ~50 marks at most."""
+
+
+class Metrics:
+    """Thread-safe counters for progress, TensorBoard and stop criteria.
+
+    Args:
+        window: Episodes averaged into ``mean_return`` and ``mean_length``.
+        rate_window_s: Seconds over which ``steps_per_s`` is measured.
+        clock: Monotonic time source (injectable for tests).
+    """
+
+    def __init__(
+        self, window: int = 20, rate_window_s: float = 5.0,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        if window < 1 or rate_window_s <= 0:
+            raise ValueError("window must be >= 1 and rate_window_s > 0")
+        self.window, self.rate_window_s, self._clock = window, rate_window_s, clock
+        self._lock = threading.Lock()
+        self._start = clock()
+        self._returns: deque[float] = deque(maxlen=window)
+        self._lengths: deque[int] = deque(maxlen=window)
+        self._marks: deque[tuple[float, int]] = deque([(self._start, 0)])
+        self._env_steps = self._episodes = self._updates = 0
+        self._losses: dict[str, float] = {}
+        self._policy_version: int | None = None
+        self._counters: dict[str, int] = {}
+
+    def record_episode(self, ret: float, length: int) -> None:
+        """Count a finished episode and remember its return and length for the window."""
+        with self._lock:
+            self._episodes += 1
+            self._returns.append(float(ret))
+            self._lengths.append(int(length))
+
+    def add_env_steps(self, n: int) -> None:
+        """Add ``n`` environment steps (all envs together) to the total and the rate."""
+        with self._lock:
+            self._env_steps += int(n)
+            now = self._clock()
+            if len(self._marks) > 1 and now - self._marks[-2][0] < _MARK_SPACING_S:
+                self._marks.pop()
+            self._marks.append((now, self._env_steps))
+
+    def record_losses(self, stats: Mapping[str, float], policy_version: int) -> None:
+        """Keep the latest update's statistics and the policy version it produced."""
+        with self._lock:
+            self._losses = {k: float(v) for k, v in stats.items()}
+            self._policy_version = int(policy_version)
+            self._updates += 1
+
+    def counter(self, name: str, n: int = 1) -> None:
+        """Add ``n`` to a named event counter, e.g. ``dropped_stale_fragments``."""
+        with self._lock:
+            self._counters[name] = self._counters.get(name, 0) + int(n)
+
+    def snapshot(self) -> dict[str, Any]:
+        """A consistent copy of everything, for display, TensorBoard and stop checks.
+
+        Returns:
+            ``env_steps``, ``steps_per_s``, ``episodes``, ``mean_return`` and ``mean_length``
+            (None before the first episode), ``return_window``, ``returns_in_window``,
+            ``losses``, ``policy_version`` (None before the first update), ``updates``,
+            ``elapsed_s`` and ``counters``.
+        """
+        with self._lock:
+            now = self._clock()
+            return {
+                "env_steps": self._env_steps,
+                "steps_per_s": self._rate(now),
+                "episodes": self._episodes,
+                "mean_return": _mean(self._returns),
+                "mean_length": _mean(self._lengths),
+                "return_window": self.window,
+                "returns_in_window": len(self._returns),
+                "losses": dict(self._losses),
+                "policy_version": self._policy_version,
+                "updates": self._updates,
+                "elapsed_s": now - self._start,
+                "counters": dict(self._counters),
+            }
+
+    def _rate(self, now: float) -> float:
+        """Steps per second since the last mark at or before ``now - rate_window_s``."""
+        cutoff = now - self.rate_window_s
+        while len(self._marks) > 1 and self._marks[1][0] <= cutoff:
+            self._marks.popleft()
+        t0, steps0 = self._marks[0]
+        return (self._env_steps - steps0) / (now - t0) if now > t0 else 0.0
+
+
+def _mean(values: deque[float] | deque[int]) -> float | None:
+    """Mean of the values, None when there are none."""
+    return sum(values) / len(values) if values else None

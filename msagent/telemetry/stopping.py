@@ -1,0 +1,30 @@
+"""The ``[run.stop]`` criteria checked against a metrics snapshot."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # the config package imports torch; telemetry stays light
+    from msagent.config.general import StopSection
+
+
+def stop_reason(snapshot: dict[str, Any], stop: StopSection) -> str | None:
+    """Why training should stop now (the first criterion reached), or None to go on.
+
+    ``mean_return`` counts only once the metrics' episode window is full (build ``Metrics``
+    with ``window=stop.return_window``), so a lucky first episode cannot end training.
+    """
+    if stop.env_steps and snapshot["env_steps"] >= stop.env_steps:
+        return f"env_steps {snapshot['env_steps']} >= {stop.env_steps}"
+    if stop.mean_return and _window_full(snapshot) and snapshot["mean_return"] >= stop.mean_return:
+        return f"mean_return {snapshot['mean_return']:.4g} >= {stop.mean_return}"
+    if stop.time_s and snapshot["elapsed_s"] >= stop.time_s:
+        return f"time_s {snapshot['elapsed_s']:.1f} >= {stop.time_s}"
+    return None
+
+
+def _window_full(snapshot: dict[str, Any]) -> bool:
+    """True when the mean covers a whole window of episodes."""
+    return snapshot.get("mean_return") is not None and (
+        snapshot.get("returns_in_window", 0) >= snapshot.get("return_window", 1)
+    )

@@ -1,0 +1,123 @@
+"""TrainConfig defaults, strict types and the converters to PPOConfig / TableConfig."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from msagent.buffer.rate_limiter import RateLimiterConfig
+from msagent.config import load_config
+from msagent.errors import ConfigError
+from msagent.policy.algorithms.ppo import PPOConfig
+from msagent.runtime.backend import Resources
+from tests.config.helpers import MINIMAL
+
+
+def test_minimal_config_gets_every_default(write_config) -> None:
+    cfg = load_config(write_config(MINIMAL))
+    run = cfg.run
+    assert (run.name, run.root, run.mode, run.address) == ("run", "runs", "local", "")
+    assert cfg.run.stop.env_steps == 1_000_000 and cfg.run.stop.mean_return == 0.0
+    assert cfg.services.env_worker.num_envs == 32 and cfg.services.inference.mode == "local"
+    assert cfg.services.learner.sync is True and cfg.services.buffer.sampler == "fifo"
+    assert cfg.logging.progress and cfg.logging.tensorboard and cfg.env == {}
+
+
+def test_minimal_config_builds_library_defaults(write_config) -> None:
+    cfg = load_config(write_config(MINIMAL))
+    assert cfg.ppo_config() == PPOConfig()
+    assert cfg.services.env_worker.resources.to_resources() == Resources()
+    table = cfg.table_config()
+    assert (table.name, table.max_size, table.max_times_sampled) == ("fragments", 4096, 1)
+    assert table.rate_limiter == RateLimiterConfig(min_size_to_sample=1)
+
+
+def test_only_set_algorithm_keys_reach_ppo_config(write_config) -> None:
+    text = MINIMAL + '[run]\nseed = 7\n[algorithm]\nlr = 3e-3\nminibatches = 2\n'
+    text += 'max_grad_norm = "none"\n'
+    ppo = load_config(write_config(text)).ppo_config()
+    assert ppo == PPOConfig(lr=3e-3, minibatches=2, max_grad_norm=None, seed=7)
+
+
+def test_algorithm_seed_wins_over_run_seed(write_config) -> None:
+    cfg = load_config(write_config(MINIMAL + "[run]\nseed = 7\n[algorithm]\nseed = 3\n"))
+    assert cfg.ppo_config().seed == 3 and cfg.table_config().seed == 7
+
+
+def test_ppo_config_checks_surface_at_the_algorithm_key(write_config) -> None:
+    with pytest.raises(ConfigError, match=r"algorithm: anneal_lr needs total_updates"):
+        load_config(write_config(MINIMAL + "[algorithm]\nanneal_lr = true\n"))
+
+
+def test_none_word_is_refused_where_ppo_needs_a_value(write_config) -> None:
+    with pytest.raises(ConfigError, match=r"algorithm\.epochs: expected a valid integer"):
+        load_config(write_config(MINIMAL + '[algorithm]\nepochs = "none"\n'))
+
+
+def test_ints_accepted_as_floats_but_not_strings_or_bools(write_config) -> None:
+    cfg = load_config(write_config(MINIMAL + "[run.stop]\nmean_return = 475\n"))
+    assert cfg.run.stop.mean_return == 475.0
+    with pytest.raises(ConfigError, match=r"learner\.max_policy_lag: expected a valid integer"):
+        load_config(write_config(MINIMAL + "[services.learner]\nmax_policy_lag = true\n"))
+    with pytest.raises(ConfigError, match=r"run\.stop\.env_steps: expected a valid integer"):
+        load_config(write_config(MINIMAL + "[run.stop]\nenv_steps = 5e5\n"))
+
+
+@pytest.mark.parametrize(
+    ("table", "line", "key"),
+    [
+        ("services.env_worker", "num = -1", "services.env_worker.num"),
+        ("services.env_worker", "num_envs = 0", "services.env_worker.num_envs"),
+        ("services.inference", "mode = \"remote\"", "services.inference.mode"),
+        ("services.buffer", "sampler = \"random\"", "services.buffer.sampler"),
+        ("services.model_pool", "url = \"http://x\"", "services.model_pool.url"),
+        ("logging", "log_every_s = 0", "logging.log_every_s"),
+        ("run", "mode = \"cluster\"", "run.mode"),
+    ],
+)
+def test_constraints_name_the_key(write_config, table: str, line: str, key: str) -> None:
+    with pytest.raises(ConfigError) as info:
+        load_config(write_config(f"{MINIMAL}[{table}]\n{line}\n"))
+    assert f"  {key}:" in str(info.value)
+
+
+def test_central_inference_needs_a_server(write_config) -> None:
+    text = MINIMAL + '[services.inference]\nmode = "central"\nnum = 0\n'
+    with pytest.raises(ConfigError, match=r"services\.inference: mode = 'central' needs num >= 1"):
+        load_config(write_config(text))
+
+
+def test_buffer_combination_checked_by_table_config(write_config) -> None:
+    text = MINIMAL + "[services.buffer]\nmax_size = 8\nmin_size_to_sample = 9\n"
+    with pytest.raises(ConfigError, match=r"services\.buffer: .*exceeds max_size=8"):
+        load_config(write_config(text))
+
+
+def test_samples_per_insert_builds_a_ratio_limiter(write_config) -> None:
+    text = MINIMAL + "[services.buffer]\nsamples_per_insert = 4.0\nmin_size_to_sample = 2\n"
+    limiter = load_config(write_config(text)).table_config().rate_limiter
+    assert limiter == RateLimiterConfig(2, 4.0, 4.0)
+
+
+def test_resources_keep_runtime_defaults_for_unset_keys(write_config) -> None:
+    text = MINIMAL + "[services.learner]\nresources = { num_gpus = 1, custom = { trainer = 1 } }\n"
+    res = load_config(write_config(text)).services.learner.resources.to_resources()
+    assert res == Resources(num_gpus=1.0, custom={"trainer": 1.0})
+
+
+def test_keep_last_zero_means_keep_everything(write_config) -> None:
+    cfg = load_config(write_config(MINIMAL + "[services.model_pool]\nkeep_last = 0\n"))
+    assert cfg.services.model_pool.keep_last_or_none() is None
+
+
+def test_assignment_is_validated_too(write_config) -> None:
+    cfg = load_config(write_config(MINIMAL))
+    with pytest.raises(ValueError):
+        cfg.services.env_worker.num_envs = "many"  # type: ignore[assignment]
+
+
+def test_env_table_is_free_form(write_config, tmp_path: Path) -> None:
+    text = MINIMAL + '[env]\nid = "CartPole-v1"\nmax_steps = 200\nlayout = { w = 3 }\n'
+    cfg = load_config(write_config(text))
+    assert cfg.env == {"id": "CartPole-v1", "max_steps": 200, "layout": {"w": 3}}

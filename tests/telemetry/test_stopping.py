@@ -1,0 +1,36 @@
+"""stop_reason: the first [run.stop] criterion reached, with a full return window."""
+
+from __future__ import annotations
+
+from msagent.config.general import StopSection
+from msagent.telemetry import Metrics, stop_reason
+
+
+def test_env_steps_and_time_limits() -> None:
+    metrics = Metrics()
+    metrics.add_env_steps(999)
+    assert stop_reason(metrics.snapshot(), StopSection(env_steps=1000)) is None
+    metrics.add_env_steps(1)
+    assert "env_steps" in stop_reason(metrics.snapshot(), StopSection(env_steps=1000))
+    assert "time_s" in stop_reason(metrics.snapshot(), StopSection(env_steps=0, time_s=1e-9))
+
+
+def test_mean_return_needs_a_full_window() -> None:
+    stop = StopSection(env_steps=0, mean_return=475.0, return_window=3)
+    metrics = Metrics(window=3)
+    metrics.record_episode(500.0, 500)
+    metrics.record_episode(500.0, 500)
+    assert stop_reason(metrics.snapshot(), stop) is None  # mean 500 but only 2 of 3 episodes
+    metrics.record_episode(400.0, 400)
+    assert stop_reason(metrics.snapshot(), stop) is None  # mean 466.7
+    metrics.record_episode(500.0, 500)
+    metrics.record_episode(500.0, 500)
+    assert stop_reason(metrics.snapshot(), stop) is None  # window 400, 500, 500: 466.7
+    metrics.record_episode(500.0, 500)
+    assert "mean_return" in stop_reason(metrics.snapshot(), stop)
+
+
+def test_all_disabled_never_stops() -> None:
+    metrics = Metrics()
+    metrics.add_env_steps(10**9)
+    assert stop_reason(metrics.snapshot(), StopSection(env_steps=0)) is None
