@@ -54,6 +54,11 @@ class FragmentCollector:
             key = min(key, self._step(cols, t, k))
         return [self._fragment(cols, i, key) for i in range(k)]
 
+    def act_again(self) -> None:
+        """Re-decide the pending actions (after new parameters arrived between fragments), so
+        that the next fragment is acted by one policy version from its first step."""
+        self.pending = self.act(self.obs)
+
     def take_episodes(self) -> list[tuple[float, int]]:
         """The (return, length) of episodes finished since the last call."""
         done, self.episodes = self.episodes, []

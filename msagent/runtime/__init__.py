@@ -9,7 +9,7 @@ from typing import Any
 
 from msagent.runtime import state
 from msagent.runtime.backend import Resources
-from msagent.runtime.handle import ServiceHandle, ServiceRef
+from msagent.runtime.handle import ServiceHandle, ServiceRef, current_instance
 from msagent.runtime.pubsub import Subscriber, publish, subscribe
 from msagent.runtime.solver import CallFuture, Solver
 from msagent.runtime.spec import RegisterSpec, register, registered_methods
@@ -43,5 +43,6 @@ def launch(
 
 __all__ = [
     "CallFuture", "RegisterSpec", "Resources", "ServiceHandle", "ServiceRef", "Solver",
+    "current_instance",
     "Subscriber", "init", "launch", "publish", "register", "shutdown", "subscribe",
 ]

@@ -32,6 +32,10 @@ class ServiceHandle(ServiceRef):
         """Per-instance call counts, errors and batch sizes."""
         raise NotImplementedError
 
+    def call_all(self, method: str, *args: Any, **kwargs: Any) -> list[Any]:
+        """Call a registered method on every instance (start, stop, drain...); results in order."""
+        raise NotImplementedError
+
     def shutdown(self) -> None:
         """Stop every instance of the service."""
         self.scale(0)
@@ -39,6 +43,29 @@ class ServiceHandle(ServiceRef):
     def __reduce__(self) -> tuple[type, tuple[str]]:
         """Travel as a ServiceRef: other processes reach the service through the registry."""
         return (ServiceRef, (self.name,))
+
+
+_constructing: list[tuple[str, int]] = []
+
+
+def current_instance() -> tuple[str, int]:
+    """(service name, instance index) of the instance being constructed, from its __init__.
+
+    Lets instances of one service differ, e.g. seed their environments differently.
+    """
+    if not _constructing:
+        raise RuntimeError("current_instance() is only known inside a service constructor")
+    return _constructing[-1]
+
+
+def construct(cls: type, service: str, instance_id: str, args: tuple[Any, ...],
+              kwargs: dict[str, Any]) -> Any:
+    """Build a user object, making ``current_instance()`` answer inside its constructor."""
+    _constructing.append((service, int(instance_id.rsplit("#", 1)[1])))
+    try:
+        return cls(*args, **kwargs)
+    finally:
+        _constructing.pop()
 
 
 def check_num(num: int) -> int:

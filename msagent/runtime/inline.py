@@ -10,7 +10,7 @@ from typing import Any
 from msagent.errors import MsagentError
 from msagent.runtime.backend import Backend, Resources, Route, ServiceView
 from msagent.runtime.core import InstanceCore
-from msagent.runtime.handle import ServiceHandle, check_num
+from msagent.runtime.handle import ServiceHandle, check_num, construct
 from msagent.runtime.spec import registered_methods
 from msagent.runtime.state import pin_torch_threads
 from msagent.runtime.topics import TopicTable
@@ -38,8 +38,8 @@ class InlineHandle(ServiceHandle):
         """Create or drop instances until ``num`` run."""
         while len(self._instances) < check_num(num):
             iid = f"{self.name}#{next(self._ids)}"
-            self._instances.append(_Instance(
-                InstanceCore(self._cls(*self._args, **self._kwargs), self.name, iid)))
+            obj = construct(self._cls, self.name, iid, self._args, self._kwargs)
+            self._instances.append(_Instance(InstanceCore(obj, self.name, iid)))
         while len(self._instances) > num:
             self._instances.pop().fire_queue.shutdown(wait=True)
         self._backend.set_instances(self.name, self._cls, list(self._instances))
@@ -52,6 +52,17 @@ class InlineHandle(ServiceHandle):
     def stats(self) -> list[dict[str, Any]]:
         """Per-instance stats."""
         return [inst.core.stats() for inst in self._instances]
+
+    def call_all(self, method: str, *args: Any, **kwargs: Any) -> list[Any]:
+        """Call ``method`` on every instance (fire-and-forget ones are queued, not awaited)."""
+        out = []
+        for inst in self._instances:
+            if inst.core.spec(method).response:
+                out.append(inst.core.invoke(method, args, kwargs))
+            else:
+                inst.fire_queue.submit(inst.core.invoke_logged, method, args, kwargs)
+                out.append(None)
+        return out
 
 
 class InlineBackend(Backend):

@@ -8,10 +8,10 @@ import threading
 import time
 from typing import TYPE_CHECKING, Any
 
-from msagent.errors import MsagentError
+from msagent.errors import MethodNotRegisteredError, MsagentError
 from msagent.runtime.backend import Resources
 from msagent.runtime.core import InstanceCore
-from msagent.runtime.handle import ServiceHandle, check_num
+from msagent.runtime.handle import ServiceHandle, check_num, construct
 from msagent.runtime.router import REFRESH_S
 from msagent.runtime.spec import RegisterSpec, registered_methods
 from msagent.runtime.state import pin_torch_threads
@@ -39,7 +39,8 @@ class ServiceActorBase:
 
         pin_torch_threads(torch_threads)
         attach_in_actor(namespace, torch_threads)
-        self._core = InstanceCore(cls(*call[0], **call[1]), service, instance_id)
+        obj = construct(cls, service, instance_id, call[0], call[1])
+        self._core = InstanceCore(obj, service, instance_id)
         pin_torch_threads(torch_threads)
 
     def _ms_ready(self) -> dict[str, Any]:
@@ -131,6 +132,15 @@ class RayHandle(ServiceHandle):
             except ray.exceptions.RayActorError:
                 continue
         return out
+
+    def call_all(self, method: str, *args: Any, **kwargs: Any) -> list[Any]:
+        """Call ``method`` on every actor; fire-and-forget ones are sent, not awaited."""
+        ray = self._backend._ray
+        if method not in self.specs:
+            raise MethodNotRegisteredError(f"service {self.name!r} has no registered method "
+                                           f"{method!r} (registered: {', '.join(self.specs)})")
+        refs = [getattr(actor, method).remote(*args, **kwargs) for _, actor in self._actors]
+        return ray.get(refs) if self.specs[method].response else [None] * len(refs)
 
     def placements(self) -> list[dict[str, Any]]:
         """The pid and node of each live instance."""

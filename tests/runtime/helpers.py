@@ -100,3 +100,16 @@ class Counter:
         with self._guard:
             self.active -= 1
         return self.overlaps
+
+
+class Indexed:
+    """Remembers which instance it is (from its constructor)."""
+
+    def __init__(self) -> None:
+        from msagent.runtime import current_instance
+
+        self.service, self.index = current_instance()
+
+    @register
+    def whoami(self) -> tuple[str, int]:
+        return self.service, self.index

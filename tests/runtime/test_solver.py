@@ -79,3 +79,14 @@ def test_a_service_reaches_another_through_the_registry(backend: str) -> None:
 def test_launching_a_class_without_registered_methods_is_an_error(backend: str) -> None:
     with pytest.raises(TypeError, match="no @register methods"):
         launch(int)
+
+
+def test_call_all_reaches_every_instance_and_instances_know_their_index(backend: str) -> None:
+    from tests.runtime.helpers import Indexed
+
+    handle = launch(Indexed, num=3, name="Indexed")
+    assert sorted(handle.call_all("whoami")) == [("Indexed", 0), ("Indexed", 1), ("Indexed", 2)]
+    handle.scale(4)
+    assert ("Indexed", 3) in handle.call_all("whoami")
+    with pytest.raises(MethodNotRegisteredError, match="nope"):
+        handle.call_all("nope")

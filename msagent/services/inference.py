@@ -1,0 +1,110 @@
+"""The inference server (SEED-RL style): batched ``predict`` for many policies at once."""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from msagent.envs import Acted
+from msagent.policy import ActOutput
+from msagent.runtime import Solver, register
+from msagent.services.params import PolicyFollower
+from msagent.user_scripts import build_policy
+from msagent.vocabulary import ModelKey
+
+
+@dataclass
+class PredictRequest:
+    """One env worker's observations for one policy.
+
+    ``version=None`` asks for the trainable policy's newest parameters, at least
+    ``min_version``; a version number asks for that frozen snapshot from the model pool.
+    """
+
+    obs: np.ndarray
+    policy_id: str
+    min_version: int = 0
+    version: int | None = None
+
+
+@dataclass
+class PolicyScripts:
+    """Where the user's env and agent live, to build policies of the right shape."""
+
+    env_script: str
+    agent_script: str
+    env_params: dict[str, Any]
+    seed: int = 0
+
+
+class InferenceServer:
+    """Answers predict requests; frozen snapshots are kept in an LRU cache by ModelKey."""
+
+    def __init__(self, scripts: PolicyScripts, cache_size: int = 8) -> None:
+        self.scripts, self.cache_size = scripts, cache_size
+        self._followers: dict[str, PolicyFollower] = {}
+        self._frozen: OrderedDict[ModelKey, Any] = OrderedDict()
+        self._stop = threading.Event()
+
+    @register(batch=8, max_wait_ms=2.0)
+    def predict(self, request: list[PredictRequest]) -> list[Acted]:
+        """One forward pass per policy for all requests of the batch; each gets its rows."""
+        answers: list[Acted | None] = [None] * len(request)
+        groups: dict[tuple[str, int | None], list[int]] = {}
+        for i, req in enumerate(request):
+            groups.setdefault((req.policy_id, req.version), []).append(i)
+        for (policy_id, version), idx in groups.items():
+            policy, key = self._policy(policy_id, version, max(request[i].min_version for i in idx))
+            out = policy.act(np.concatenate([request[i].obs for i in idx]))
+            for i, part in zip(idx, _split(out, [len(request[i].obs) for i in idx])):
+                answers[i] = Acted(part, key)
+        return answers  # type: ignore[return-value]
+
+    def _policy(self, policy_id: str, version: int | None, min_version: int) -> tuple[Any, ModelKey]:
+        """The trainable policy (newest weights) or a frozen snapshot, and its key."""
+        if version is None:
+            follower = self._followers.get(policy_id)
+            if follower is None:
+                follower = self._followers[policy_id] = PolicyFollower(self._build(), policy_id)
+            follower.wait_for(min_version, self._stop) if min_version > follower.version \
+                else follower.refresh()
+            return follower.policy, ModelKey(policy_id, follower.version)
+        return self._snapshot(ModelKey(policy_id, version)), ModelKey(policy_id, version)
+
+    def _snapshot(self, key: ModelKey) -> Any:
+        """A frozen snapshot from the LRU cache, pulled from the model pool on a miss."""
+        if key in self._frozen:
+            self._frozen.move_to_end(key)
+            return self._frozen[key]
+        policy = self._build()
+        policy.set_weights(Solver().retrieve("ModelPoolService", "pull", key).weights)
+        self._frozen[key] = policy
+        while len(self._frozen) > self.cache_size:
+            self._frozen.popitem(last=False)
+        return policy
+
+    def _build(self) -> Any:
+        """A fresh policy of the user's shape."""
+        s = self.scripts
+        return build_policy(s.env_script, s.agent_script, s.env_params, s.seed)
+
+
+def configured(batch: int, max_wait_ms: float) -> type[InferenceServer]:
+    """An InferenceServer whose ``predict`` batches as the config says."""
+
+    class ConfiguredInferenceServer(InferenceServer):
+        @register(batch=batch, max_wait_ms=max_wait_ms)
+        def predict(self, request: list[PredictRequest]) -> list[Acted]:
+            return InferenceServer.predict(self, request)
+
+    return ConfiguredInferenceServer
+
+
+def _split(out: ActOutput, sizes: list[int]) -> list[ActOutput]:
+    """Cut a batched ActOutput back into per-request pieces."""
+    bounds = np.cumsum([0, *sizes])
+    return [ActOutput(*(field[a:b] for field in out)) for a, b in zip(bounds[:-1], bounds[1:])]

@@ -1,0 +1,42 @@
+"""Keeps a local policy copy in step with the parameters a learner publishes on a topic."""
+
+from __future__ import annotations
+
+import threading
+
+from msagent.runtime import subscribe
+
+
+def params_topic(policy_id: str) -> str:
+    """The topic a learner publishes a policy's parameters on."""
+    return f"params/{policy_id}"
+
+
+class PolicyFollower:
+    """A policy whose weights follow a topic; ``version`` is the topic version it holds."""
+
+    def __init__(self, policy, policy_id: str) -> None:
+        self.policy = policy
+        self.policy_id = policy_id
+        self.version = 0
+        self._sub = subscribe(params_topic(policy_id))
+
+    def refresh(self) -> int:
+        """Adopt the newest published weights, if newer (async mode); return the version."""
+        version, weights = self._sub.latest()
+        return self._adopt(version, weights)
+
+    def wait_for(self, min_version: int, stop: threading.Event, poll_s: float = 0.5) -> int:
+        """Block until weights of at least ``min_version`` are held (sync mode), or ``stop``."""
+        while self.version < min_version and not stop.is_set():
+            found = self._sub.wait_newer(self.version, timeout_s=poll_s)
+            if found is not None:
+                self._adopt(*found)
+        return self.version
+
+    def _adopt(self, version: int, weights) -> int:
+        """Load weights of a newer version into the policy."""
+        if version > self.version and weights is not None:
+            self.policy.set_weights(weights)
+            self.version = version
+        return self.version

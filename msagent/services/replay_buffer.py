@@ -1,0 +1,46 @@
+"""The replay buffer as a service: a thin wrapper around ``msagent.buffer.ReplayBuffer``."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+from msagent.buffer import ReplayBuffer, SampledItem, TableConfig
+from msagent.runtime import register
+
+
+class ReplayBufferService:
+    """Tables of fragments; inserts are fire-and-forget, samples block under the rate limiter.
+
+    Every method is ``concurrent``: the tables are thread-safe and their rate limiters block
+    callers on a condition, which must not hold the instance lock.
+    """
+
+    def __init__(self, tables: list[TableConfig]) -> None:
+        self.buffer = ReplayBuffer(tables)
+
+    @register(response=False, concurrent=True)
+    def insert(self, table: str, items: list[Any], timeout_s: float | None = None) -> None:
+        """Add items (nobody waits; a failure is logged here)."""
+        self.buffer.insert(table, items, timeout_s=timeout_s)
+
+    @register(concurrent=True)
+    def insert_wait(self, table: str, items: list[Any], timeout_s: float | None = None,
+                    priorities: list[float] | None = None) -> list[int]:
+        """Add items and return their keys (for callers that need back-pressure or keys)."""
+        return self.buffer.insert(table, items, priorities=priorities, timeout_s=timeout_s)
+
+    @register(concurrent=True)
+    def sample(self, table: str, n: int, timeout_s: float | None = None) -> list[SampledItem]:
+        """Draw ``n`` items; raises RateLimitTimeout if the limiter holds them past the timeout."""
+        return self.buffer.sample(table, n, timeout_s=timeout_s)
+
+    @register(concurrent=True)
+    def update_priorities(self, table: str, keys: list[int], priorities: list[float]) -> int:
+        """Set new priorities for sampled keys (prioritized tables)."""
+        return self.buffer.update_priorities(table, keys, priorities)
+
+    @register(concurrent=True)
+    def stats(self, table: str) -> dict[str, Any]:
+        """Counters of one table, as a plain dict."""
+        return {"size": self.buffer.size(table), **dataclasses.asdict(self.buffer.stats(table))}

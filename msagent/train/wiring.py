@@ -1,0 +1,92 @@
+"""All the wiring of a training run in one readable function (as Sample Factory's
+``connect_components``): which services start, with what, and how they find each other.
+
+Services find each other by name through the registry: env workers insert into
+``ReplayBufferService`` and (central mode) ask ``InferenceServer``; the learner samples
+``ReplayBufferService``, publishes ``params/<policy>`` and pushes to ``ModelPoolService``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from msagent.config import TrainConfig
+from msagent.errors import ConfigError
+from msagent.runtime import ServiceHandle, launch
+from msagent.services.env_worker import EnvWorker, WorkerSettings
+from msagent.services.inference import PolicyScripts, configured
+from msagent.services.learner import Learner, LearnerSettings
+from msagent.services.model_pool import ModelPoolService
+from msagent.services.replay_buffer import ReplayBufferService
+
+POLICY_ID = "main"
+
+
+@dataclass
+class Services:
+    """Handles of one run's services."""
+
+    buffer: ServiceHandle
+    model_pool: ServiceHandle
+    learner: ServiceHandle
+    inference: ServiceHandle | None
+    workers: ServiceHandle
+
+    def all(self) -> list[ServiceHandle]:
+        """Every handle, workers first (the order to stop them in)."""
+        found = [self.workers, self.inference, self.learner, self.buffer, self.model_pool]
+        return [h for h in found if h is not None]
+
+
+def connect_services(cfg: TrainConfig, run_dir: str | None, resume: bool) -> Services:
+    """Start the run's services in dependency order and return their handles."""
+    check_supported(cfg)
+    sv, scripts = cfg.services, policy_scripts(cfg)
+    table = cfg.table_config()
+    buffer = launch(ReplayBufferService, resources=_res(sv.buffer), args=([table],))
+    model_pool = launch(ModelPoolService, resources=_res(sv.model_pool),
+                        kwargs={"url": sv.model_pool.url, "keep_last": sv.model_pool.keep_last})
+    learner = launch(Learner, resources=_res(sv.learner), args=(LearnerSettings(
+        scripts=scripts, ppo=cfg.ppo_config(), table=table.name, policy_id=POLICY_ID,
+        batch_fragments=sv.env_worker.num * sv.env_worker.num_envs,
+        max_policy_lag=sv.learner.max_policy_lag, publish_every=sv.learner.publish_every,
+        dump_model_every=sv.learner.dump_model_every,
+        checkpoint_every_s=sv.learner.checkpoint_every_s, run_dir=run_dir, resume=resume),))
+    central = sv.inference.mode == "central"
+    inference = launch(configured(sv.inference.batch, sv.inference.max_wait_ms),
+                       num=sv.inference.num, name="InferenceServer",
+                       resources=_res(sv.inference),
+                       args=(scripts, sv.inference.cache_size)) if central else None
+    workers = launch(EnvWorker, num=sv.env_worker.num, resources=_res(sv.env_worker),
+                     args=(WorkerSettings(scripts, sv.env_worker.num_envs,
+                                          sv.env_worker.fragment_len, POLICY_ID, table.name,
+                                          central, sv.learner.sync),))
+    return Services(buffer, model_pool, learner, inference, workers)
+
+
+def policy_scripts(cfg: TrainConfig) -> PolicyScripts:
+    """The user's scripts and env parameters, as every service needs them."""
+    return PolicyScripts(str(cfg.scripts.env), str(cfg.scripts.agent), dict(cfg.env),
+                         cfg.run.seed)
+
+
+def check_supported(cfg: TrainConfig) -> None:
+    """Refuse configurations this version cannot run, naming the key."""
+    sv = cfg.services
+    for key, value, allowed in (("services.learner.num", sv.learner.num, 1),
+                                ("services.buffer.num", sv.buffer.num, 1),
+                                ("services.model_pool.num", sv.model_pool.num, 1)):
+        if value != allowed:
+            raise ConfigError(f"{key} = {value}: this version runs exactly {allowed} "
+                              "(several learners with all-reduce come with the league issue)")
+    if sv.env_worker.num < 1:
+        raise ConfigError("services.env_worker.num must be >= 1 to train")
+    if sv.learner.sync and sv.learner.publish_every != 1:
+        raise ConfigError("services.learner.publish_every must be 1 when services.learner.sync "
+                          "= true: sync actors wait for every new version")
+
+
+def _res(section: Any) -> Any:
+    """A service section's resources."""
+    return section.resources.to_resources()
