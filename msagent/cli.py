@@ -49,6 +49,9 @@ def train(
     resume: Path | None = typer.Option(
         None, help="Continue the run in this run directory from its latest checkpoint."
     ),
+    result_json: Path | None = typer.Option(
+        None, help="Also write the final result to this file as JSON (for scripts)."
+    ),
 ) -> None:
     """Train the policies a TOML config describes, writing a run directory."""
     out = Console(soft_wrap=True)
@@ -63,6 +66,8 @@ def train(
     except KeyboardInterrupt:
         _fail("interrupted", INTERRUPTED_EXIT)
     out.print(Text("result:", style="bold green"), Pretty(result))
+    if result_json is not None:
+        result_json.write_text(json.dumps(result, indent=2))
 
 
 @app.command()

@@ -48,7 +48,7 @@ class RunSection(Section):
     name: str = Field("run", max_length=100)
     root: str = Field("runs", min_length=1)
     seed: int = Field(0, ge=0)
-    mode: Literal["local", "ray"] = "local"
+    mode: Literal["local", "ray"] = "ray"
     address: str = ""
     stop: StopSection = Field(default_factory=StopSection)
 

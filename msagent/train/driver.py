@@ -10,13 +10,15 @@ import msagent
 from msagent.config import TrainConfig
 from msagent.errors import MsagentError
 from msagent.rundir import RunDir
-from msagent.runtime import Solver
+from msagent.runtime import Solver, state
 from msagent.telemetry import DROPPED, Metrics, ProgressDisplay, ScalarWriter
 from msagent.telemetry.stopping import stop_reason
 from msagent.train.wiring import Services, connect_services
 
 log = logging.getLogger("msagent.train")
 POLL_S = 0.1
+ABORT_STOP_S = 5.0
+"""How long, after a failure, each worker and the learner get to end their loops."""
 
 
 class TrainingError(MsagentError, RuntimeError):
@@ -25,16 +27,49 @@ class TrainingError(MsagentError, RuntimeError):
 
 def run_training(cfg: TrainConfig, run_dir: RunDir | None = None,
                  resume: bool = False) -> dict[str, Any]:
-    """Train as the config says; return the final figures (also shown by ``msagent train``)."""
+    """Train as the config says; return the final figures (also shown by ``msagent train``).
+
+    Starts the backend ``run.mode`` names and shuts it down at the end, unless this process
+    already had one (chosen with ``msagent.init``, or a test's): then it uses that one and
+    stops only the services it launched, leaving the backend (and its Ray) running.
+    """
+    owns_backend = state.installed() is None
     msagent.init(backend="inline" if cfg.run.mode == "local" else "ray",
                  address=cfg.run.address or None)
+    services: Services | None = None
     try:
         services = connect_services(cfg, str(run_dir.path) if run_dir else None, resume)
         services.learner.call_all("run")
         services.workers.call_all("run")
         return _watch(cfg, services, run_dir)
+    except BaseException:
+        if services is not None:
+            _abort(services)
+        raise
     finally:
-        msagent.shutdown()
+        if owns_backend:
+            msagent.shutdown()
+        elif services is not None:
+            _shutdown(services)
+
+
+def _abort(services: Services) -> None:
+    """After a failure or an interrupt: end the workers' and learner's loops (no checkpoint),
+    so that none of their threads outlives the run and calls into a backend that is gone."""
+    for handle, args in ((services.workers, ()), (services.learner, (False,))):
+        try:
+            handle.call_all("stop", *args, timeout_s=ABORT_STOP_S)
+        except Exception:  # the failure being raised matters more than this one
+            log.exception("could not stop %s after a failure", handle.name)
+
+
+def _shutdown(services: Services) -> None:
+    """Stop this run's services (workers first) on a backend the run does not own."""
+    for handle in services.all():
+        try:
+            handle.shutdown()
+        except Exception:
+            log.exception("could not shut down service %s", handle.name)
 
 
 def _watch(cfg: TrainConfig, services: Services, run_dir: RunDir | None) -> dict[str, Any]:
@@ -54,7 +89,11 @@ def _watch(cfg: TrainConfig, services: Services, run_dir: RunDir | None) -> dict
                 writer.write(snap)
                 next_log = time.monotonic() + cfg.logging.log_every_s
             reason = stop_reason(snap, cfg.run.stop)
-    return _finish(services, metrics, writer, reason)
+    stopped_at = time.monotonic()
+    result = _finish(services, metrics, writer, reason)
+    result["seconds_since_process_start"] = round(_process_age_s() - (
+        time.monotonic() - stopped_at), 2)
+    return result
 
 
 def _collect(services: Services, metrics: Metrics) -> None:
@@ -73,6 +112,13 @@ def _collect(services: Services, metrics: Metrics) -> None:
     dropped = stats["dropped_fragments"] - metrics.snapshot()["counters"].get(DROPPED, 0)
     if dropped > 0:
         metrics.counter(DROPPED, dropped)
+
+
+def _process_age_s() -> float:
+    """Seconds since this process started (for time-to-target figures)."""
+    import psutil
+
+    return time.time() - psutil.Process().create_time()
 
 
 def _learner_stats() -> dict[str, Any]:

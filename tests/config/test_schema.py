@@ -17,7 +17,7 @@ from tests.config.helpers import MINIMAL
 def test_minimal_config_gets_every_default(write_config) -> None:
     cfg = load_config(write_config(MINIMAL))
     run = cfg.run
-    assert (run.name, run.root, run.mode, run.address) == ("run", "runs", "local", "")
+    assert (run.name, run.root, run.mode, run.address) == ("run", "runs", "ray", "")
     assert cfg.run.stop.env_steps == 1_000_000 and cfg.run.stop.mean_return == 0.0
     assert cfg.services.env_worker.num_envs == 32 and cfg.services.inference.mode == "local"
     assert cfg.services.learner.sync is True and cfg.services.buffer.sampler == "fifo"
