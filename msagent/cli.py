@@ -58,6 +58,9 @@ def train(
     try:
         cfg = load(config, list(set_ or []), mode, address)
         run_training = training_entry()
+        from msagent.train import check_supported
+
+        check_supported(cfg)  # refuse before a run directory is made
         run_dir = open_run_dir(cfg, resume)
         out.print(Text(f"run directory: {run_dir.path}", style="bold"))
         result = run(run_training, cfg, run_dir, resume is not None)

@@ -11,6 +11,7 @@ from msagent.errors import MsagentError
 from msagent.runtime.backend import Backend, Resources, Route, ServiceView
 from msagent.runtime.core import InstanceCore
 from msagent.runtime.handle import ServiceHandle, check_num, construct
+from msagent.runtime.solver import forget_service
 from msagent.runtime.spec import registered_methods
 from msagent.runtime.state import pin_torch_threads
 from msagent.runtime.topics import TopicTable
@@ -40,9 +41,14 @@ class InlineHandle(ServiceHandle):
             iid = f"{self.name}#{next(self._ids)}"
             obj = construct(self._cls, self.name, iid, self._args, self._kwargs)
             self._instances.append(_Instance(InstanceCore(obj, self.name, iid)))
+        removed = []
         while len(self._instances) > num:
-            self._instances.pop().fire_queue.shutdown(wait=True)
+            removed.append(self._instances.pop())
         self._backend.set_instances(self.name, self._cls, list(self._instances))
+        if removed:  # every caller is in this process: make them see the change at once
+            forget_service(self._backend, self.name)
+        for inst in removed:
+            inst.fire_queue.shutdown(wait=True)
 
     @property
     def num_instances(self) -> int:
@@ -82,7 +88,7 @@ class InlineBackend(Backend):
                args: tuple[Any, ...], kwargs: dict[str, Any]) -> InlineHandle:
         """Create ``num`` instances in this process."""
         pin_torch_threads(self._torch_threads)
-        if name in self._services:
+        if self._services.get(name, (0, None, []))[2]:  # a name scaled to 0 is free again
             raise MsagentError(f"a service named {name!r} is already running")
         handle = InlineHandle(self, cls, name, args, kwargs)
         handle.scale(num)

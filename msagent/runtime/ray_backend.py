@@ -8,6 +8,7 @@ from __future__ import annotations
 import logging
 import os
 import threading
+import time
 from typing import Any
 
 from msagent.errors import MsagentError, SerializationError
@@ -15,6 +16,7 @@ from msagent.runtime import state
 from msagent.runtime.backend import Backend, InstanceGone, Resources, Route, ServiceView
 from msagent.runtime.ray_service import RayHandle, ray_module
 
+log = logging.getLogger("msagent.runtime")
 REGISTRY_NAME = "msagent.registry"
 TOPICS_NAME = "msagent.topics"
 
@@ -48,6 +50,7 @@ class RayBackend(Backend):
         self._handles: list[RayHandle] = []
         self._lock = threading.Lock()
         self._errors = ray.exceptions
+        self._lost: set[tuple[str, int]] = set()
 
     def launch(self, cls: type, num: int, name: str, resources: Resources,
                args: tuple[Any, ...], kwargs: dict[str, Any]) -> RayHandle:
@@ -111,18 +114,41 @@ class RayBackend(Backend):
         return self._ray.get(self._topics.publish.remote(topic, [ref]))
 
     def topic_latest(self, topic: str, known_version: int) -> tuple[int, Any] | None:
-        """The newest (version, value) if newer; the value is read from the object store."""
-        return self._unbox(self._ray.get(self._topics.latest.remote(topic, known_version)))
+        """The newest (version, value) if newer; the value is read from the object store.
+
+        A value lost with its publisher's process counts as not there (None).
+        """
+        return self._unbox(topic, self._ray.get(self._topics.latest.remote(topic, known_version)))
 
     def topic_wait(self, topic: str, version: int,
                    timeout_s: float | None) -> tuple[int, Any] | None:
-        """Block (in the topics actor) until a newer version exists."""
-        return self._unbox(self._ray.get(
-            self._topics.wait_newer.remote(topic, version, timeout_s)))
+        """Block (in the topics actor) until a newer version exists whose value can be read."""
+        deadline = None if timeout_s is None else time.monotonic() + timeout_s
+        while True:
+            remaining = None if deadline is None else max(0.0, deadline - time.monotonic())
+            entry = self._ray.get(self._topics.wait_newer.remote(topic, version, remaining))
+            found = self._unbox(topic, entry)
+            if entry is None or found is not None:
+                return found
+            version = entry[0]  # lost: wait for the publish after it
 
-    def _unbox(self, entry: tuple[int, list[Any]] | None) -> tuple[int, Any] | None:
-        """Fetch the value behind a boxed ref."""
-        return None if entry is None else (entry[0], self._ray.get(entry[1][0]))
+    def _unbox(self, topic: str,
+               entry: tuple[int, list[Any]] | None) -> tuple[int, Any] | None:
+        """Fetch the value behind a boxed ref; None if there is none or it was lost.
+
+        A value is owned by the process that published it and is lost when that process ends
+        (a learner stopped or died, e.g. in an earlier run on this Ray); subscribers then wait
+        for the next publish instead of failing.
+        """
+        if entry is None or (topic, entry[0]) in self._lost:
+            return None
+        try:
+            return entry[0], self._ray.get(entry[1][0])
+        except self._errors.ObjectLostError:
+            self._lost.add((topic, entry[0]))
+            log.warning("version %d of topic %r was lost with its publisher; waiting for a "
+                        "newer one", entry[0], topic)
+            return None
 
     def stop_services(self) -> None:
         """Kill every service this process launched; Ray keeps running."""

@@ -101,7 +101,8 @@ class Router:
             return
         with self._lock:
             old = {r.instance_id: r for r in self._routes}
-            self._routes = [old.get(iid) or Route(iid, target) for iid, target in view.instances]
+            self._routes = [_same(old.get(iid), target) or Route(iid, target)
+                            for iid, target in view.instances]
             self._specs, self._epoch = view.specs, view.epoch
 
     def _not_found(self) -> ServiceNotFoundError:
@@ -109,3 +110,9 @@ class Router:
         known = ", ".join(sorted(self.backend.services())) or "none"
         return ServiceNotFoundError(
             f"no live instance of service {self.service!r} (services with instances: {known})")
+
+
+def _same(route: Route | None, target: Any) -> Route | None:
+    """``route`` if it still leads to ``target``; an id reused by a relaunched service (the
+    same ``name#0`` for a new instance) must not keep the old instance's route."""
+    return route if route is not None and route.target == target else None

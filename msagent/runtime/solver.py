@@ -25,6 +25,12 @@ def forget_routes() -> None:
         _routers.clear()
 
 
+def forget_service(backend: Any, service: str) -> None:
+    """Drop this process's route to one service (its instances changed under the caller)."""
+    with _routes_lock:
+        _routers.pop((id(backend), service), None)
+
+
 def service_name(target: Any) -> str:
     """The service a target names: a name, a handle or ref, or a class (its name)."""
     if isinstance(target, str):

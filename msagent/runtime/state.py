@@ -58,6 +58,12 @@ def current() -> Backend:
         return _backend if _backend is not None else init()
 
 
+def installed() -> Backend | None:
+    """The backend in use, or None when none was chosen yet (never starts one)."""
+    with _lock:
+        return _backend
+
+
 def attach(backend: Backend) -> None:
     """Install an already-running backend (used inside Ray actors)."""
     global _backend

@@ -121,8 +121,10 @@ class Learner:
         """Drop fragments older than the allowed lag, update, publish and snapshot."""
         fresh = [f for f in fragments if self.version - f.policy.version <= self.s.max_policy_lag]
         self.c.dropped_fragments += len(fragments) - len(fresh)
-        if not fresh:  # sync actors wait for a new version: give them one
-            self._publish()
+        if not fresh:
+            # No publish here: a dropped fragment's actor waits for (its version + 1) <= ours,
+            # which exists already. Publishing anyway put us one version ahead of actors that
+            # had moved on, so that every later round was dropped too (a livelock).
             return
         self.c.losses = self.ppo.update(fresh)
         self.c.updates += 1

@@ -40,28 +40,43 @@ class Services:
 
 
 def connect_services(cfg: TrainConfig, run_dir: str | None, resume: bool) -> Services:
-    """Start the run's services in dependency order and return their handles."""
+    """Start the run's services in dependency order and return their handles.
+
+    If one fails to start, the ones already started are stopped before the error is raised.
+    """
     check_supported(cfg)
     sv, scripts = cfg.services, policy_scripts(cfg)
     table = cfg.table_config()
-    buffer = launch(ReplayBufferService, resources=_res(sv.buffer), args=([table],))
-    model_pool = launch(ModelPoolService, resources=_res(sv.model_pool),
-                        kwargs={"url": sv.model_pool.url, "keep_last": sv.model_pool.keep_last})
-    learner = launch(Learner, resources=_res(sv.learner), args=(LearnerSettings(
-        scripts=scripts, ppo=cfg.ppo_config(), table=table.name, policy_id=POLICY_ID,
-        batch_fragments=sv.env_worker.num * sv.env_worker.num_envs,
-        max_policy_lag=sv.learner.max_policy_lag, publish_every=sv.learner.publish_every,
-        dump_model_every=sv.learner.dump_model_every,
-        checkpoint_every_s=sv.learner.checkpoint_every_s, run_dir=run_dir, resume=resume),))
-    central = sv.inference.mode == "central"
-    inference = launch(configured(sv.inference.batch, sv.inference.max_wait_ms),
-                       num=sv.inference.num, name="InferenceServer",
-                       resources=_res(sv.inference),
-                       args=(scripts, sv.inference.cache_size)) if central else None
-    workers = launch(EnvWorker, num=sv.env_worker.num, resources=_res(sv.env_worker),
-                     args=(WorkerSettings(scripts, sv.env_worker.num_envs,
-                                          sv.env_worker.fragment_len, POLICY_ID, table.name,
-                                          central, sv.learner.sync),))
+    started: list[ServiceHandle] = []
+
+    def start(cls: type, **options: Any) -> ServiceHandle:
+        handle = launch(cls, **options)
+        started.append(handle)
+        return handle
+
+    try:
+        buffer = start(ReplayBufferService, resources=_res(sv.buffer), args=([table],))
+        model_pool = start(ModelPoolService, resources=_res(sv.model_pool),
+                           kwargs={"url": sv.model_pool.url, "keep_last": sv.model_pool.keep_last})
+        learner = start(Learner, resources=_res(sv.learner), args=(LearnerSettings(
+            scripts=scripts, ppo=cfg.ppo_config(), table=table.name, policy_id=POLICY_ID,
+            batch_fragments=sv.env_worker.num * sv.env_worker.num_envs,
+            max_policy_lag=sv.learner.max_policy_lag, publish_every=sv.learner.publish_every,
+            dump_model_every=sv.learner.dump_model_every,
+            checkpoint_every_s=sv.learner.checkpoint_every_s, run_dir=run_dir, resume=resume),))
+        central = sv.inference.mode == "central"
+        inference = start(configured(sv.inference.batch, sv.inference.max_wait_ms),
+                          num=sv.inference.num, name="InferenceServer",
+                          resources=_res(sv.inference),
+                          args=(scripts, sv.inference.cache_size)) if central else None
+        workers = start(EnvWorker, num=sv.env_worker.num, resources=_res(sv.env_worker),
+                        args=(WorkerSettings(scripts, sv.env_worker.num_envs,
+                                             sv.env_worker.fragment_len, POLICY_ID, table.name,
+                                             central, sv.learner.sync),))
+    except BaseException:
+        for handle in reversed(started):
+            handle.shutdown()
+        raise
     return Services(buffer, model_pool, learner, inference, workers)
 
 

@@ -29,6 +29,7 @@ def fake_training(monkeypatch: pytest.MonkeyPatch) -> list[dict[str, Any]]:
 
     module = types.ModuleType("msagent.train")
     module.run_training = run_training  # type: ignore[attr-defined]
+    module.check_supported = lambda cfg: None  # type: ignore[attr-defined]
     monkeypatch.setitem(sys.modules, "msagent.train", module)
     return calls
 

@@ -31,7 +31,9 @@ def two_node_cluster():
 
 
 def test_instances_spread_over_two_nodes_and_retrieve_reaches_both(two_node_cluster) -> None:
-    handle = launch(Worker, num=4, resources={"spread": True})
+    # one CPU each: 4 instances on two 2-CPU nodes must use both (SPREAD alone is best-effort
+    # for actors that reserve nothing)
+    handle = launch(Worker, num=4, resources={"spread": True, "num_cpus": 1})
     nodes = {p["node"] for p in handle.placements()}
     assert len(nodes) == 2
     pid_to_node = {p["pid"]: p["node"] for p in handle.placements()}
