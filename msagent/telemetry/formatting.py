@@ -19,7 +19,8 @@ def rows(snapshot: dict[str, Any]) -> list[tuple[str, str]]:
         ("policy version", _number(snapshot.get("policy_version"))),
         ("elapsed", duration(snapshot.get("elapsed_s", 0.0))),
     ]
-    out += [(f"loss/{k}", _number(v)) for k, v in sorted(snapshot.get("losses", {}).items())]
+    out += [(k if "/" in k else f"losses/{k}", _number(v))  # keys come named, e.g. losses/policy
+            for k, v in sorted(snapshot.get("losses", {}).items())]
     counters = {DROPPED: 0, **snapshot.get("counters", {})}
     out += [(name.replace("_", " "), f"{n:,}") for name, n in sorted(counters.items())]
     return out

@@ -64,3 +64,11 @@ def test_rows_and_line_handle_an_empty_start() -> None:
 
 def test_duration_formats() -> None:
     assert duration(42.04) == "42.0s" and duration(187) == "3m07s" and duration(7509) == "2h05m09s"
+
+
+def test_loss_labels_keep_their_own_prefix() -> None:
+    from msagent.telemetry.formatting import rows
+
+    labels = [label for label, _ in rows({"losses": {"losses/policy": 1.0, "kl": 2.0}})]
+    assert "losses/policy" in labels and "losses/kl" in labels
+    assert not any(label.startswith("loss/losses") for label in labels)
