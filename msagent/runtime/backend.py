@@ -113,12 +113,16 @@ class Backend(ABC):
         """Store a value once under a topic and return its new version."""
 
     @abstractmethod
-    def topic_latest(self, topic: str, known_version: int) -> tuple[int, Any] | None:
-        """The newest (version, value) if newer than ``known_version``, else None."""
+    def topic_latest(self, topic: str, known_version: int,
+                     fetch: bool = True) -> tuple[int, Any] | None:
+        """The newest (version, value) if newer than ``known_version``, else None.
+
+        ``fetch=False`` returns (version, None): for callers that only need the version.
+        """
 
     @abstractmethod
-    def topic_wait(self, topic: str, version: int,
-                   timeout_s: float | None) -> tuple[int, Any] | None:
+    def topic_wait(self, topic: str, version: int, timeout_s: float | None,
+                   fetch: bool = True) -> tuple[int, Any] | None:
         """Block until a version newer than ``version`` exists; None on timeout."""
 
     @abstractmethod

@@ -140,12 +140,13 @@ class InlineBackend(Backend):
         """Store the value (by reference) under a new version."""
         return self._topics.publish(topic, value)
 
-    def topic_latest(self, topic: str, known_version: int) -> tuple[int, Any] | None:
+    def topic_latest(self, topic: str, known_version: int,
+                     fetch: bool = True) -> tuple[int, Any] | None:
         """The newest (version, value) if newer."""
         return self._topics.latest(topic, known_version)
 
-    def topic_wait(self, topic: str, version: int,
-                   timeout_s: float | None) -> tuple[int, Any] | None:
+    def topic_wait(self, topic: str, version: int, timeout_s: float | None,
+                   fetch: bool = True) -> tuple[int, Any] | None:
         """Block until a newer version exists."""
         return self._topics.wait_newer(topic, version, timeout_s)
 

@@ -19,10 +19,15 @@ def publish(topic: str, value: Any) -> int:
 
 
 class Subscriber:
-    """Reads a topic; the version it reports never goes back, even across threads."""
+    """Reads a topic; the version it reports never goes back, even across threads.
 
-    def __init__(self, topic: str) -> None:
+    With ``values=False`` it follows versions only and never moves the values (a caller that
+    only needs to know a newer version exists, e.g. an env worker using central inference).
+    """
+
+    def __init__(self, topic: str, values: bool = True) -> None:
         self.topic = topic
+        self.values = values
         self._lock = threading.Lock()
         self._version = 0
         self._value: Any = None
@@ -34,7 +39,7 @@ class Subscriber:
 
     def latest(self) -> tuple[int, Any]:
         """The newest (version, value) published; (0, None) before the first publish."""
-        found = state.current().topic_latest(self.topic, self._version)
+        found = state.current().topic_latest(self.topic, self._version, self.values)
         return self._keep(found)
 
     def wait_newer(self, version: int | None = None,
@@ -47,17 +52,17 @@ class Subscriber:
         floor = self._version if version is None else version
         if self._version > floor:
             return self._version, self._value
-        found = state.current().topic_wait(self.topic, floor, timeout_s)
+        found = state.current().topic_wait(self.topic, floor, timeout_s, self.values)
         return None if found is None else self._keep(found)
 
     def _keep(self, found: tuple[int, Any] | None) -> tuple[int, Any]:
         """Adopt a newer (version, value); keep ours if it is not newer."""
         with self._lock:
             if found is not None and found[0] > self._version:
-                self._version, self._value = found
+                self._version, self._value = found[0], found[1] if self.values else None
             return self._version, self._value
 
 
-def subscribe(topic: str) -> Subscriber:
-    """A subscriber to ``topic``."""
-    return Subscriber(topic)
+def subscribe(topic: str, values: bool = True) -> Subscriber:
+    """A subscriber to ``topic`` (``values=False``: versions only)."""
+    return Subscriber(topic, values)

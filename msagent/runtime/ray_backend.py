@@ -113,20 +113,24 @@ class RayBackend(Backend):
         ref = self._ray.put(value)
         return self._ray.get(self._topics.publish.remote(topic, [ref]))
 
-    def topic_latest(self, topic: str, known_version: int) -> tuple[int, Any] | None:
+    def topic_latest(self, topic: str, known_version: int,
+                     fetch: bool = True) -> tuple[int, Any] | None:
         """The newest (version, value) if newer; the value is read from the object store.
 
         A value lost with its publisher's process counts as not there (None).
         """
-        return self._unbox(topic, self._ray.get(self._topics.latest.remote(topic, known_version)))
+        entry = self._ray.get(self._topics.latest.remote(topic, known_version))
+        return self._unbox(topic, entry) if fetch or entry is None else (entry[0], None)
 
-    def topic_wait(self, topic: str, version: int,
-                   timeout_s: float | None) -> tuple[int, Any] | None:
+    def topic_wait(self, topic: str, version: int, timeout_s: float | None,
+                   fetch: bool = True) -> tuple[int, Any] | None:
         """Block (in the topics actor) until a newer version exists whose value can be read."""
         deadline = None if timeout_s is None else time.monotonic() + timeout_s
         while True:
             remaining = None if deadline is None else max(0.0, deadline - time.monotonic())
             entry = self._ray.get(self._topics.wait_newer.remote(topic, version, remaining))
+            if entry is not None and not fetch:
+                return entry[0], None
             found = self._unbox(topic, entry)
             if entry is None or found is not None:
                 return found

@@ -48,7 +48,7 @@ class EnvWorker:
         self._episodes: list[tuple[float, int]] = []
         self._steps, self._version, self.error = 0, 0, ""
         if settings.central:
-            self._sub = subscribe(params_topic(settings.policy_id))
+            self._sub = subscribe(params_topic(settings.policy_id), values=False)
         else:
             sc = settings.scripts
             policy = build_policy(sc.env_script, sc.agent_script, sc.env_params, self.seed)

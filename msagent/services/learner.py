@@ -8,14 +8,15 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from msagent.errors import RateLimitTimeout
 from msagent.policy import PPO, PPOConfig
-from msagent.rundir import RunDir, flatten_state, unflatten_state
+from msagent.rundir import RunDir
 from msagent.runtime import Solver, publish, register
 from msagent.services.inference import PolicyScripts
+from msagent.services.learner_state import LearnerCounters, restore_learner, save_learner
 from msagent.services.params import params_topic
 from msagent.user_scripts import build_policy
 
@@ -41,17 +42,6 @@ class LearnerSettings:
     resume: bool = False
 
 
-@dataclass
-class LearnerCounters:
-    """What the learner has done; checkpointed with the weights."""
-
-    updates: int = 0
-    consumed_steps: int = 0
-    dropped_fragments: int = 0
-    snapshots: int = 0
-    losses: dict[str, float] = field(default_factory=dict)
-
-
 class Learner:
     """One learner; ``run`` loops until ``stop`` (multi-learner all-reduce comes later)."""
 
@@ -64,7 +54,7 @@ class Learner:
         self._stop, self._lock, self._done = threading.Event(), threading.Lock(), threading.Event()
         self._run_dir = RunDir.open(settings.run_dir) if settings.run_dir else None
         if settings.resume and self._run_dir is not None:
-            self._restore()
+            self.c = restore_learner(self._run_dir, self.ppo) or self.c
 
     @register(response=False)
     def run(self) -> None:
@@ -146,26 +136,9 @@ class Learner:
         self.c.snapshots += 1
 
     def _checkpoint(self) -> None:
-        """Write weights, optimizer state and counters to the run directory (atomically)."""
-        if self._run_dir is None:
-            return
-        tensors, skeleton = flatten_state(
-            {"policy": self.ppo.policy.get_weights(), "ppo": self.ppo.state_dict()})
-        counters = {k: v for k, v in vars(self.c).items() if k != "losses"}
-        self._run_dir.save_checkpoint(self.c.updates, tensors,
-                                      {"skeleton": skeleton, "counters": counters})
-
-    def _restore(self) -> None:
-        """Continue from the run directory's last complete checkpoint, if there is one."""
-        found = self._run_dir.latest_checkpoint() if self._run_dir else None
-        if found is None:
-            log.warning("no complete checkpoint in %s; starting fresh", self.s.run_dir)
-            return
-        state = unflatten_state(found.tensors, found.state["skeleton"])
-        self.ppo.policy.set_weights(state["policy"])
-        self.ppo.load_state_dict(state["ppo"])
-        self.c = LearnerCounters(**found.state["counters"])
-        log.info("resumed from checkpoint step %d", found.step)
+        """Write a checkpoint to the run directory, if the run has one."""
+        if self._run_dir is not None:
+            save_learner(self._run_dir, self.ppo, self.c)
 
     def _stats(self) -> dict[str, Any]:
         """A plain-dict view of the counters."""

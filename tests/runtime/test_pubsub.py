@@ -68,3 +68,12 @@ def test_large_value_reaches_every_subscriber(backend: str) -> None:
         got_version, got = subscribe("params/big").latest()
         assert got_version == version
         np.testing.assert_array_equal(got["w"], weights["w"])
+
+
+def test_a_versions_only_subscriber_sees_versions_but_moves_no_values(backend: str) -> None:
+    sub = subscribe("params/peek", values=False)
+    publish("params/peek", np.ones(4))
+    assert sub.latest() == (1, None)
+    threading.Timer(0.2, publish, args=("params/peek", np.zeros(4))).start()
+    assert sub.wait_newer(timeout_s=10) == (2, None)
+    assert subscribe("params/peek").latest()[1].tolist() == [0.0, 0.0, 0.0, 0.0]
