@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import logging
 import threading
 from dataclasses import dataclass
 from typing import Any
@@ -16,7 +15,6 @@ from msagent.services.params import PolicyFollower, params_topic
 from msagent.user_scripts import build_policy, env_factory
 from msagent.vocabulary import ModelKey
 
-log = logging.getLogger("msagent.env_worker")
 
 
 @dataclass

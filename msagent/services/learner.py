@@ -5,7 +5,6 @@ The update rule (GAE, PPO) lives in ``msagent.policy.algorithms``; this file onl
 
 from __future__ import annotations
 
-import logging
 import threading
 import time
 from dataclasses import dataclass
@@ -20,7 +19,6 @@ from msagent.services.learner_state import LearnerCounters, restore_learner, sav
 from msagent.services.params import params_topic
 from msagent.user_scripts import build_policy
 
-log = logging.getLogger("msagent.learner")
 SAMPLE_WAIT_S = 0.25
 """How long one sample call may wait for fragments (it bounds how fast ``stop`` answers)."""
 
