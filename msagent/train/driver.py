@@ -89,10 +89,9 @@ def _watch(cfg: TrainConfig, services: Services, run_dir: RunDir | None) -> dict
                 writer.write(snap)
                 next_log = time.monotonic() + cfg.logging.log_every_s
             reason = stop_reason(snap, cfg.run.stop)
-    stopped_at = time.monotonic()
+    age_at_stop = _process_age_s()
     result = _finish(services, metrics, writer, reason)
-    result["seconds_since_process_start"] = round(_process_age_s() - (
-        time.monotonic() - stopped_at), 2)
+    result["seconds_since_process_start"] = round(age_at_stop, 2)
     return result
 
 
@@ -107,9 +106,10 @@ def _collect(services: Services, metrics: Metrics) -> None:
     stats = _learner_stats()
     if stats["error"]:
         raise TrainingError(f"the learner failed: {stats['error']}")
-    if stats["updates"] > metrics.snapshot()["updates"]:
+    seen = metrics.snapshot()
+    if stats["updates"] > seen["updates"]:
         metrics.record_losses(stats["losses"], stats["version"])
-    dropped = stats["dropped_fragments"] - metrics.snapshot()["counters"].get(DROPPED, 0)
+    dropped = stats["dropped_fragments"] - seen["counters"].get(DROPPED, 0)
     if dropped > 0:
         metrics.counter(DROPPED, dropped)
 
