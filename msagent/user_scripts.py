@@ -17,7 +17,11 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from msagent.errors import ConfigError
+from msagent.errors import ConfigError, ScriptError
+from msagent.policy import Policy
+
+ENV_ATTRIBUTES = ("observation_space", "action_space", "reset", "step")
+"""What msagent uses of the object ``make_env`` returns."""
 
 
 @functools.lru_cache(maxsize=None)
@@ -37,10 +41,14 @@ def load_script(path: str) -> ModuleType:
 
 
 def script_function(path: str, name: str) -> Callable[..., Any]:
-    """The function ``name`` of a user script, or a clear error saying what is missing."""
+    """The function ``name`` of a user script, or a clear error saying what is missing.
+
+    Raises:
+        ScriptError: the script defines no callable ``name``.
+    """
     func = getattr(load_script(path), name, None)
     if not callable(func):
-        raise ConfigError(f"user script {path!r} must define a function {name}(); "
+        raise ScriptError(f"user script {path!r} must define a function {name}(); "
                           "see the README section 'Your environment and your agent'")
     return func
 
@@ -51,12 +59,53 @@ def env_factory(env_script: str, env_params: dict[str, Any]) -> Callable[[], Any
     return functools.partial(make_env, **env_params)
 
 
+def check_env(env: Any, env_script: str) -> Any:
+    """Refuse what ``make_env`` returned unless it has what msagent uses of an env.
+
+    Raises:
+        ScriptError: naming the missing attribute, the returned type and the script.
+    """
+    for name in ENV_ATTRIBUTES:
+        if not hasattr(env, name):
+            raise ScriptError(
+                f"make_env() in {env_script} returned {_type_name(env)}, which has no "
+                f"{name}; it must return a gymnasium.Env (or an object with "
+                f"{', '.join(ENV_ATTRIBUTES)})")
+    return env
+
+
+def check_policy(policy: Any, agent_script: str) -> Policy:
+    """Refuse what ``make_policy`` returned unless it is an ``msagent.policy.Policy``.
+
+    Raises:
+        ScriptError: naming the returned type and the script.
+    """
+    if not isinstance(policy, Policy):
+        raise ScriptError(f"make_policy() in {agent_script} returned {_type_name(policy)}; "
+                          "it must return an msagent.policy.Policy")
+    return policy
+
+
 def build_policy(env_script: str, agent_script: str, env_params: dict[str, Any],
-                 seed: int | None = None) -> Any:
-    """The user's policy for the user's env: spaces are read from one throwaway env."""
-    env = env_factory(env_script, env_params)()
+                 seed: int | None = None) -> Policy:
+    """The user's policy for the user's env: spaces are read from one throwaway env.
+
+    Raises:
+        ScriptError: a script misses its function, or returned the wrong kind of object.
+    """
+    env = check_env(env_factory(env_script, env_params)(), env_script)
     try:
         spaces = env.observation_space, env.action_space
     finally:
-        env.close()
-    return script_function(agent_script, "make_policy")(*spaces, seed=seed)
+        getattr(env, "close", lambda: None)()
+    policy = script_function(agent_script, "make_policy")(*spaces, seed=seed)
+    return check_policy(policy, agent_script)
+
+
+def _type_name(value: Any) -> str:
+    """``module.Class`` of a value (just ``Class`` for builtins and user scripts; ``None``)."""
+    if value is None:
+        return "None"
+    kind = type(value)
+    plain = kind.__module__ == "builtins" or kind.__module__.startswith("msagent_user_")
+    return kind.__qualname__ if plain else f"{kind.__module__}.{kind.__qualname__}"

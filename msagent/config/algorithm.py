@@ -18,6 +18,7 @@ from pydantic import model_validator
 from msagent.config.base import Section
 from msagent.errors import ConfigError
 from msagent.policy.algorithms.ppo import PPOConfig
+from msagent.policy.algorithms.ranges import range_error
 
 NONE_WORD = "none"
 """How a TOML file spells Python's None for the fields that accept it."""
@@ -38,6 +39,15 @@ class _AlgorithmBase(Section):
         """Read ``"none"`` as None where PPOConfig accepts None."""
         if isinstance(value, str) and value.lower() == NONE_WORD and info.field_name in NULLABLE:
             return None
+        return value
+
+    @field_validator("*", mode="after")
+    @classmethod
+    def _in_range(cls, value: Any, info: ValidationInfo) -> Any:
+        """Refuse out-of-range values at their own key (``algorithm.lr: lr must be > 0 ...``)."""
+        message = range_error(info.field_name, value)
+        if message is not None:
+            raise ValueError(message)
         return value
 
     @model_validator(mode="after")

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import torch
 from torch import Tensor, nn
 
-from msagent.errors import ConfigError
+from msagent.errors import ConfigError, ScriptError
 
 _ACTIVATIONS: dict[str, type[nn.Module]] = {"tanh": nn.Tanh, "relu": nn.ReLU}
 SMALL_IMAGE = 36
@@ -100,7 +100,8 @@ class CNN(nn.Module):
         """Build convolutions for ``obs_shape`` and a linear layer sized by a dry run."""
         super().__init__()
         if len(obs_shape) != 3:
-            raise ConfigError(f"CNN needs a 3-d observation shape, got {tuple(obs_shape)}")
+            raise ScriptError(f"CNN needs a 3-d observation shape [H, W, C] (or [C, H, W]), "
+                              f"got {tuple(obs_shape)}")
         self.channels_last = channels_last
         h, _, c = obs_shape if channels_last else (obs_shape[1], obs_shape[2], obs_shape[0])
         self.convs = _conv_stack(c, h)

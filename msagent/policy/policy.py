@@ -15,7 +15,7 @@ import numpy as np
 import torch
 from torch import Tensor
 
-from msagent.errors import ConfigError
+from msagent.errors import ConfigError, ScriptError
 from msagent.policy import operators as ops
 from msagent.policy.networks import ActorCritic, FusedInference, NetworkConfig
 from msagent.vocabulary import Weights
@@ -51,14 +51,52 @@ class ActionSpec:
 
     @classmethod
     def from_space(cls, space: Any) -> ActionSpec:
-        """Translate a gymnasium ``Discrete`` or 1-d ``Box`` space (duck-typed, no import)."""
-        if hasattr(space, "n") and not hasattr(space, "low"):
+        """Translate a gymnasium ``Discrete`` or 1-d ``Box`` space (duck-typed, no import).
+
+        Raises:
+            ScriptError: any other space (MultiDiscrete, 2-d Box, Dict...), or a Discrete
+                space not starting at 0.
+        """
+        shape = getattr(space, "shape", None)
+        if hasattr(space, "n") and shape == ():
             if int(getattr(space, "start", 0)) != 0:
-                raise ConfigError(f"Discrete spaces must start at 0, got {space!r}")
+                raise ScriptError(f"unsupported action space {space!r}: a Discrete action space "
+                                  "must start at 0 (msagent policies choose actions 0..n-1)")
             return cls.discrete(int(space.n))
-        if hasattr(space, "low") and len(space.shape) == 1:
-            return cls.box(space.shape[0], space.low, space.high)
-        raise ConfigError(f"unsupported action space {space!r}: need Discrete or 1-d Box")
+        if hasattr(space, "low") and shape is not None and len(shape) == 1:
+            return cls.box(shape[0], space.low, space.high)
+        raise ScriptError(f"unsupported action space {space!r}: msagent policies act in a "
+                          "Discrete(n) space starting at 0 or a 1-d Box space; wrap the env "
+                          "(in make_env) so that its action_space is one of these")
+
+
+ONE_HOT_HINT = ("encode it one-hot: wrap the env in gymnasium.wrappers.FlattenObservation "
+                "(Discrete(n) becomes a one-hot Box of shape (n,))")
+FLATTEN_HINT = "flatten it with gymnasium.wrappers.FlattenObservation (in make_env)"
+SHAPE_HINT = ("msagent policies take 1-d observations (MLP) or 3-d images [H, W, C] (CNN); "
+              "add a channel axis to 2-d images, flatten other shapes with "
+              "gymnasium.wrappers.FlattenObservation")
+
+
+def observation_shape(space: Any) -> tuple[int, ...]:
+    """The observation shape a policy is built for, from a Box space or a plain shape.
+
+    Raises:
+        ScriptError: a space other than Box (Dict, Tuple, Discrete...), or a shape that is
+            neither 1-d nor 3-d, naming the space and how to convert it.
+    """
+    if isinstance(space, Sequence) and all(isinstance(d, (int, np.integer)) for d in space):
+        shape, name = tuple(int(d) for d in space), f"shape {tuple(space)}"
+    elif hasattr(space, "low") and getattr(space, "shape", None) is not None:
+        shape, name = tuple(int(d) for d in space.shape), f"space {space!r}"
+    else:
+        is_discrete = hasattr(space, "n") and getattr(space, "shape", None) == ()
+        hint = ONE_HOT_HINT if is_discrete else FLATTEN_HINT
+        raise ScriptError(f"unsupported observation space {space!r}: msagent policies take a "
+                          f"Box observation space; {hint}")
+    if len(shape) not in (1, 3):
+        raise ScriptError(f"unsupported observation {name}: {SHAPE_HINT}")
+    return shape
 
 
 class ActOutput(NamedTuple):
@@ -108,11 +146,14 @@ class Policy:
             action_spec: an ``ActionSpec`` or a gymnasium ``Discrete``/``Box`` action space.
             network: network sizes (default ``NetworkConfig()``: 64x64 tanh).
             seed: seed of initial weights and of sampling (``None``: nondeterministic).
+
+        Raises:
+            ScriptError: an unsupported observation or action space (see
+                :func:`observation_shape` and :meth:`ActionSpec.from_space`).
         """
         if not isinstance(action_spec, ActionSpec):
             action_spec = ActionSpec.from_space(action_spec)
-        obs_shape = getattr(obs_shape, "shape", obs_shape)
-        self.obs_shape = tuple(int(d) for d in obs_shape)
+        self.obs_shape = observation_shape(obs_shape)
         self.action_spec = action_spec
         self.network = network or NetworkConfig()
         self._gen = _fork_seeded(seed)
@@ -194,8 +235,15 @@ class Policy:
         if obs.dtype != np.float32 and obs.dtype != np.uint8:
             obs = obs.astype(np.float32)
         if obs.shape[1:] != self.obs_shape:
-            raise ConfigError(f"obs shape {obs.shape} is not [N, *{self.obs_shape}]")
+            raise ScriptError(self._shape_message(obs.shape))
         return torch.from_numpy(np.ascontiguousarray(obs))
+
+    def _shape_message(self, shape: tuple[int, ...]) -> str:
+        """Say which batch shape was given and which one the policy was built for."""
+        expected = ", ".join(["N", *map(str, self.obs_shape)])
+        hint = "; add the batch axis: obs[None]" if shape == self.obs_shape else ""
+        return (f"observation batch has shape {shape}; the policy expects "
+                f"[N, *obs_shape] = [{expected}]{hint}")
 
     # ---------------------------------------------------------------------------- learning
 

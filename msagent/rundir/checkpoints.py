@@ -3,6 +3,12 @@
 A checkpoint is complete when both files exist. The tensors are written first and the JSON
 last, each atomically, so the JSON marks completion: a crash leaves at most a temp file or a
 lone ``.safetensors``, both of which :meth:`CheckpointStore.latest` ignores.
+
+A complete checkpoint that does not read back (corrupt tensors, bad JSON, a JSON state that is
+not an object or lacks required keys) is skipped for the previous one; each skip is logged and
+recorded as a :class:`Skipped` so the caller can tell the user. "No checkpoint at all" is
+``steps() == []``; "checkpoints exist but none is usable" is ``steps()`` non-empty while
+``latest()`` returns None (then ``skipped`` says why for each).
 """
 
 from __future__ import annotations
@@ -11,6 +17,7 @@ import contextlib
 import json
 import logging
 import re
+from collections.abc import Collection
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -35,19 +42,37 @@ class Checkpoint(NamedTuple):
     state: dict[str, Any]
 
 
+class Skipped(NamedTuple):
+    """A complete checkpoint that :meth:`CheckpointStore.latest` passed over, and why."""
+
+    path: Path
+    reason: str
+
+    def __str__(self) -> str:
+        """``"<path>: <reason>"``, one console line."""
+        return f"{self.path}: {self.reason}"
+
+
 class CheckpointStore:
     """Saves, finds and prunes checkpoints in one folder; keeps the newest ``keep``.
 
     Args:
         folder: Where the checkpoint files live (created if missing).
         keep: How many complete checkpoints survive each save.
+        required_keys: Keys the JSON state of a usable checkpoint must have (default none);
+            :meth:`latest` skips checkpoints lacking one.
+
+    Attributes:
+        skipped: What the last :meth:`latest` call passed over, newest first.
     """
 
-    def __init__(self, folder: Path, keep: int = 3) -> None:
+    def __init__(self, folder: Path, keep: int = 3, required_keys: Collection[str] = ()) -> None:
         if keep < 1:
             raise ValueError(f"keep must be >= 1, got {keep}")
         self.folder = Path(folder)
         self.keep = keep
+        self.required_keys = tuple(required_keys)
+        self.skipped: list[Skipped] = []
 
     def save(self, step: int, tensors: dict[str, np.ndarray], state: dict[str, Any]) -> Path:
         """Write checkpoint ``step`` crash-safely, then prune old ones; return the JSON path."""
@@ -61,14 +86,45 @@ class CheckpointStore:
         self.prune()
         return state_path
 
-    def latest(self) -> Checkpoint | None:
-        """Load the newest complete checkpoint that reads back; None if there is none."""
+    def latest(self, required_keys: Collection[str] | None = None) -> Checkpoint | None:
+        """The newest usable complete checkpoint, or None; what was skipped goes to ``skipped``.
+
+        Args:
+            required_keys: Keys the JSON state must have (None: the store's ``required_keys``).
+        """
+        found, self.skipped = self.latest_with_report(required_keys)
+        return found
+
+    def latest_with_report(
+        self, required_keys: Collection[str] | None = None
+    ) -> tuple[Checkpoint | None, list[Skipped]]:
+        """The newest usable checkpoint (or None) and every newer one skipped, with the reason.
+
+        Each skip is also logged as a warning naming the file.
+        """
+        required = self.required_keys if required_keys is None else tuple(required_keys)
+        skipped: list[Skipped] = []
         for step in reversed(self.steps()):
-            try:
-                return self.load(step)
-            except (OSError, ValueError, SafetensorError) as exc:
-                log.warning("skipping unreadable checkpoint %d in %s: %s", step, self.folder, exc)
-        return None
+            found = self._try_load(step, required)
+            if isinstance(found, Checkpoint):
+                return found, skipped
+            log.warning("skipping checkpoint %s", found)
+            skipped.append(found)
+        return None, skipped
+
+    def _try_load(self, step: int, required: tuple[str, ...]) -> Checkpoint | Skipped:
+        """Checkpoint ``step``, or why it cannot be used (naming the file at fault)."""
+        tensors_path, state_path = self.path(step, TENSORS_EXT), self.path(step, STATE_EXT)
+        try:
+            tensors = load_file(str(tensors_path))
+        except (OSError, ValueError, SafetensorError) as exc:
+            return Skipped(tensors_path, f"unreadable tensors: {exc}")
+        try:
+            state = json.loads(state_path.read_text(encoding="utf-8"))
+        except (OSError, ValueError) as exc:
+            return Skipped(state_path, f"unreadable JSON: {exc}")
+        problem = _state_problem(state, required)
+        return Checkpoint(step, tensors, state) if problem is None else Skipped(state_path, problem)
 
     def load(self, step: int) -> Checkpoint:
         """Load checkpoint ``step`` (both files must exist)."""
@@ -107,6 +163,16 @@ class CheckpointStore:
             if match:
                 found.setdefault(int(match.group(1)), set()).add("." + match.group(2))
         return found
+
+
+def _state_problem(state: Any, required: tuple[str, ...]) -> str | None:
+    """What makes a JSON state unusable (not an object, required keys missing), or None."""
+    if not isinstance(state, dict):
+        return f"the JSON state is a {type(state).__name__}, not an object"
+    missing = [key for key in required if key not in state]
+    if missing:
+        return f"the JSON state lacks the key(s) {', '.join(map(repr, missing))}"
+    return None
 
 
 def _check_step(step: int) -> int:

@@ -11,6 +11,7 @@ import pytest
 
 from msagent.errors import ConfigError
 from msagent.rundir import RunDir
+from msagent.rundir.checkpoints import CheckpointStore, Skipped
 
 NOW = datetime(2024, 5, 6, 7, 8, 9)
 
@@ -109,3 +110,63 @@ def test_checkpoint_json_is_readable_by_plain_json(tmp_path: Path) -> None:
     path = run.save_checkpoint(7, {}, {"versions": {"main": 3}})
     assert json.loads(path.read_text()) == {"versions": {"main": 3}}
     assert path.name == "ckpt-000000007.json"
+
+
+LEARNER_KEYS = ("skeleton", "counters")
+
+
+def _store_with(tmp_path: Path, *states: object) -> CheckpointStore:
+    """A store holding one checkpoint per state (steps 1, 2, ...), the JSON written as given."""
+    store = CheckpointStore(tmp_path / "ckpt", keep=5, required_keys=LEARNER_KEYS)
+    for step, state in enumerate(states, start=1):
+        store.save(step, _tensors(step), {})
+        store.path(step, ".json").write_text(json.dumps(state))
+    return store
+
+
+def test_checkpoint_lacking_required_keys_is_skipped_and_reported(tmp_path: Path) -> None:
+    good = {"skeleton": {}, "counters": {"updates": 1}}
+    store = _store_with(tmp_path, good, {})
+    assert store.latest().state == good
+    assert store.skipped == [Skipped(store.path(2, ".json"),
+                                     "the JSON state lacks the key(s) 'skeleton', 'counters'")]
+
+
+def test_state_that_is_not_an_object_is_skipped(tmp_path: Path) -> None:
+    store = _store_with(tmp_path, [1, 2])
+    found, skipped = store.latest_with_report()
+    assert found is None and store.steps() == [1]  # files exist, none usable
+    assert [str(s) for s in skipped] == [
+        f"{store.path(1, '.json')}: the JSON state is a list, not an object"]
+
+
+def test_required_keys_per_call_override_the_store(tmp_path: Path) -> None:
+    store = _store_with(tmp_path, {"skeleton": {}})
+    assert store.latest() is None
+    assert store.skipped[0].reason == "the JSON state lacks the key(s) 'counters'"
+    assert store.latest(required_keys=()).state == {"skeleton": {}} and store.skipped == []
+
+
+def test_unreadable_files_are_named_with_the_reason(tmp_path: Path) -> None:
+    good = {"skeleton": {}, "counters": {}}
+    store = _store_with(tmp_path, good, good, good)
+    store.path(3, ".json").write_text("{not json")
+    store.path(2, ".safetensors").write_bytes(b"garbage")
+    assert store.latest().step == 1
+    assert [s.path.name for s in store.skipped] == ["ckpt-000000003.json",
+                                                    "ckpt-000000002.safetensors"]
+    assert store.skipped[0].reason.startswith("unreadable JSON: ")
+    assert store.skipped[1].reason.startswith("unreadable tensors: ")
+
+
+def test_no_checkpoint_at_all_is_told_apart_from_none_usable(tmp_path: Path) -> None:
+    store = CheckpointStore(tmp_path / "empty", required_keys=LEARNER_KEYS)
+    assert store.latest() is None and store.steps() == [] and store.skipped == []
+
+
+def test_skips_are_logged_as_warnings_naming_the_file(tmp_path: Path, caplog) -> None:
+    store = _store_with(tmp_path, {})
+    with caplog.at_level("WARNING", logger="msagent.rundir.checkpoints"):
+        store.latest()
+    assert caplog.messages == [f"skipping checkpoint {store.path(1, '.json')}: the JSON state "
+                               "lacks the key(s) 'skeleton', 'counters'"]

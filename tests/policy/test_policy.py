@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 import torch
 
-from msagent.errors import ConfigError
+from msagent.errors import ConfigError, ScriptError
 from msagent.policy import PPO, ActionSpec, LSTMCore, Policy, PPOConfig
 from msagent.policy import operators as ops
 from msagent.vocabulary import Fragment, ModelKey
@@ -141,9 +141,9 @@ def test_gym_spaces_and_unsupported_spaces() -> None:
     env = gym.make("CartPole-v1")
     policy = Policy(env.observation_space, env.action_space, seed=0)
     assert policy.obs_shape == (4,) and policy.action_spec == ActionSpec.discrete(2)
-    with pytest.raises(ConfigError):
+    with pytest.raises(ScriptError, match=r"unsupported action space Box\(0\.0, 1\.0, \(2, 2\)"):
         ActionSpec.from_space(gym.spaces.Box(0.0, 1.0, shape=(2, 2)))
-    with pytest.raises(ConfigError):
+    with pytest.raises(ScriptError, match=r"Discrete\(3, start=1\).*must start at 0"):
         ActionSpec.from_space(gym.spaces.Discrete(3, start=1))
 
 
@@ -158,8 +158,10 @@ def test_image_policy_acts_on_channels_last_bytes(shape: tuple[int, int, int]) -
 
 
 def test_act_rejects_wrong_observation_shape() -> None:
-    with pytest.raises(ConfigError):
+    with pytest.raises(ScriptError) as info:
         Policy((4,), ActionSpec.discrete(2)).act(_obs(3, dim=5))
+    assert str(info.value) == ("observation batch has shape (3, 5); the policy expects "
+                               "[N, *obs_shape] = [N, 4]")
 
 
 def test_acting_sees_optimizer_updates() -> None:

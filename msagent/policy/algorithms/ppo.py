@@ -7,16 +7,18 @@ the fragments), never recomputed, so what the learner optimises is exactly what 
 from __future__ import annotations
 
 import copy
+import math
 from collections.abc import Iterator
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, fields
 from typing import Any
 
 import torch
 from torch import Tensor
 
-from msagent.errors import ConfigError
+from msagent.errors import ConfigError, NonFiniteError
 from msagent.policy import operators as ops
 from msagent.policy.algorithms.base import BOOTSTRAP_VALUE, Algorithm, stack_fragments
+from msagent.policy.algorithms.ranges import range_errors
 from msagent.policy.policy import Policy
 from msagent.vocabulary import Columns, Fragment
 
@@ -79,11 +81,15 @@ class PPOConfig:
     seed: int = 0
 
     def __post_init__(self) -> None:
-        """Reject values that would silently break training."""
-        if not (0.0 <= self.gamma <= 1.0 and 0.0 <= self.gae_lambda <= 1.0):
-            raise ConfigError("gamma and gae_lambda must lie in [0, 1]")
-        if self.epochs < 1 or self.minibatches < 1:
-            raise ConfigError("epochs and minibatches must be at least 1")
+        """Reject values that would silently break training, naming field and value.
+
+        Raises:
+            ConfigError: e.g. ``"lr must be > 0, got -1.0"`` (ranges in
+                :mod:`msagent.policy.algorithms.ranges`).
+        """
+        errors = range_errors({f.name: getattr(self, f.name) for f in fields(self)})
+        if errors:
+            raise ConfigError("; ".join(errors))
         if self.anneal_lr and not self.total_updates:
             raise ConfigError("anneal_lr needs total_updates")
 
@@ -146,6 +152,7 @@ class PPO(Algorithm):
     def prepare(self, fragments: list[Fragment]) -> Batch:
         """Stack fragments, add GAE advantages and returns, and flatten ``[B, T]`` to ``[B*T]``."""
         stacked = stack_fragments(fragments)
+        self._check_finite(stacked)
         cfg = self.config
         advantages, returns = ops.gae(
             stacked[Columns.REWARDS],
@@ -159,6 +166,28 @@ class PPO(Algorithm):
         )
         stacked[Columns.ADVANTAGES], stacked[Columns.RETURNS] = advantages, returns
         return {k: stacked[k].flatten(0, 1) for k in _LOSS_COLUMNS if k in stacked}
+
+    def _check_finite(self, stacked: Batch) -> None:
+        """Refuse fragments holding NaN or infinite numbers, before anything moves.
+
+        Raises:
+            NonFiniteError: naming the column, the first bad ``[fragment, step, ...]`` index
+                and its value.
+        """
+        for name, column in stacked.items():
+            if column.is_floating_point() and not torch.isfinite(column).all():
+                raise NonFiniteError(self._bad_input(name, column))
+
+    def _bad_input(self, name: str, column: Tensor) -> str:
+        """Name the first non-finite element of ``column`` in the fragments."""
+        bad = ~torch.isfinite(column)
+        first = [int(i) for i in bad.nonzero()[0]]
+        where = [f"fragment {first[0]}"] + ([f"step {first[1]}"] if len(first) > 1 else [])
+        where += [str(i) for i in first[2:]]
+        value, count = float(column[tuple(first)]), f"{int(bad.sum())} of {bad.numel()} values"
+        return (f"non-finite {name} in the fragments of update {self.updates + 1}: "
+                f"{name}[{', '.join(where)}] = {value} ({count}); the update was refused, "
+                "the weights and optimizer state kept")
 
     def compute_loss(self, batch: Batch) -> tuple[Tensor, dict[str, Tensor]]:
         """The PPO objective on one minibatch: clipped policy loss + value loss - entropy bonus."""
@@ -194,10 +223,10 @@ class PPO(Algorithm):
     def _optimize(self, batch: Batch) -> dict[str, float]:
         """Epochs of shuffled minibatch gradient steps; statistics are averaged over steps."""
         history: list[dict[str, Tensor]] = []
-        for _ in range(self.config.epochs):
-            for index in self._minibatch_indices(len(batch[Columns.ACTIONS])):
+        for epoch in range(self.config.epochs):
+            for i, index in enumerate(self._minibatch_indices(len(batch[Columns.ACTIONS]))):
                 loss, stats = self.compute_loss({k: v[index] for k, v in batch.items()})
-                self._step(loss)
+                self._step(loss, (epoch, i, len(history)))
                 history.append(stats)
             if self._kl_exceeded(history[-1]):
                 break
@@ -208,14 +237,45 @@ class PPO(Algorithm):
         permutation = torch.randperm(n, generator=self._rng)
         yield from torch.tensor_split(permutation, self.config.minibatches)
 
-    def _step(self, loss: Tensor) -> None:
-        """One Adam step with global gradient-norm clipping."""
+    def _step(self, loss: Tensor, where: tuple[int, int, int]) -> None:
+        """One Adam step with global gradient-norm clipping, refused if anything is not finite.
+
+        Args:
+            loss: the minibatch loss.
+            where: (epoch, minibatch, steps already taken in this update), for the message.
+
+        Raises:
+            NonFiniteError: the loss or the total gradient norm is NaN or infinite; the
+                gradients are zeroed and neither the weights nor Adam's state move.
+        """
         self.optimizer.zero_grad(set_to_none=True)
+        value = float(loss.detach())
+        if not math.isfinite(value):
+            raise NonFiniteError(self._refusal(f"loss = {value}", where))
         loss.backward()
-        if self.config.max_grad_norm is not None:
-            params = self.policy.model.parameters()
-            torch.nn.utils.clip_grad_norm_(params, self.config.max_grad_norm)
+        norm = float(self._grad_norm())
+        if not math.isfinite(norm):
+            self.optimizer.zero_grad(set_to_none=True)
+            raise NonFiniteError(self._refusal(
+                f"gradient: total grad norm = {norm} (loss = {value:.6g})", where))
         self.optimizer.step()
+
+    def _grad_norm(self) -> Tensor:
+        """The total gradient norm, clipping to ``max_grad_norm`` when it is set."""
+        params = [p for p in self.policy.model.parameters() if p.grad is not None]
+        if self.config.max_grad_norm is None:
+            return torch.nn.utils.get_total_norm([p.grad for p in params])
+        return torch.nn.utils.clip_grad_norm_(params, self.config.max_grad_norm)
+
+    def _refusal(self, what: str, where: tuple[int, int, int]) -> str:
+        """Say what was not finite, in which update/epoch/minibatch, and what was kept."""
+        epoch, minibatch, applied = where
+        cfg = self.config
+        kept = (f"; the {applied} earlier minibatch steps of this update were applied"
+                if applied else "")
+        return (f"non-finite {what} in update {self.updates + 1} (epoch {epoch + 1}/"
+                f"{cfg.epochs}, minibatch {minibatch + 1}/{cfg.minibatches}): the step was "
+                f"refused, the weights and optimizer state kept{kept}")
 
     def _kl_exceeded(self, stats: dict[str, Tensor]) -> bool:
         """Whether the last minibatch moved the policy further than ``target_kl`` allows."""
