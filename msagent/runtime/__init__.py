@@ -10,7 +10,7 @@ from typing import Any
 from msagent.runtime import state
 from msagent.runtime.backend import Resources
 from msagent.runtime.handle import ServiceHandle, ServiceRef, current_instance
-from msagent.runtime.pubsub import Subscriber, publish, subscribe
+from msagent.runtime.pubsub import Follower, Subscriber, follow, publish, subscribe
 from msagent.runtime.solver import CallFuture, Solver
 from msagent.runtime.spec import RegisterSpec, register, registered_methods
 from msagent.runtime.state import init, shutdown
@@ -23,6 +23,7 @@ def launch(
     resources: Resources | dict[str, Any] | None = None,
     args: tuple[Any, ...] = (),
     kwargs: dict[str, Any] | None = None,
+    wait: bool = True,
 ) -> ServiceHandle:
     """Start ``num`` instances of ``cls`` as a service and return a handle that scales it.
 
@@ -34,15 +35,17 @@ def launch(
             ``custom``, ``spread``).
         args: Positional arguments of the constructor.
         kwargs: Keyword arguments of the constructor.
+        wait: False returns while the instances are being built (on Ray, in parallel with
+            other launches); call ``handle.wait_ready()`` before using the service.
     """
     if not registered_methods(cls):
         raise TypeError(f"{cls.__name__} has no @register methods; nothing to serve")
     return state.current().launch(cls, num, name or cls.__name__, Resources.of(resources),
-                                  tuple(args), dict(kwargs or {}))
+                                  tuple(args), dict(kwargs or {}), wait)
 
 
 __all__ = [
-    "CallFuture", "RegisterSpec", "Resources", "ServiceHandle", "ServiceRef", "Solver",
+    "CallFuture", "Follower", "RegisterSpec", "Resources", "ServiceHandle", "ServiceRef", "Solver",
     "current_instance",
-    "Subscriber", "init", "launch", "publish", "register", "shutdown", "subscribe",
+    "Subscriber", "follow", "init", "launch", "publish", "register", "shutdown", "subscribe",
 ]

@@ -56,6 +56,8 @@ class Route:
     target: Any
     outstanding: int = 0
     methods: dict[str, Any] = field(default_factory=dict)
+    channel: Any = None
+    """Ray: the instance's direct channel (address, key); False: none; None: not asked yet."""
 
 
 @dataclass
@@ -74,8 +76,11 @@ class Backend(ABC):
 
     @abstractmethod
     def launch(self, cls: type, num: int, name: str, resources: Resources,
-               args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-        """Start ``num`` instances of ``cls`` under ``name`` and return a ServiceHandle."""
+               args: tuple[Any, ...], kwargs: dict[str, Any], wait: bool = True) -> Any:
+        """Start ``num`` instances of ``cls`` under ``name`` and return a ServiceHandle.
+
+        ``wait=False`` may return before the instances are built; ``wait_ready`` waits.
+        """
 
     @abstractmethod
     def lookup(self, service: str, known_epoch: int) -> ServiceView | None:
@@ -87,8 +92,12 @@ class Backend(ABC):
 
     @abstractmethod
     def call(self, route: Route, method: str, args: tuple[Any, ...],
-             kwargs: dict[str, Any]) -> Any:
-        """Call and wait; raise InstanceGone if the instance is dead."""
+             kwargs: dict[str, Any], direct: bool = False) -> Any:
+        """Call and wait; raise InstanceGone if the instance is dead.
+
+        ``direct``: the method was registered ``direct=True`` (a backend may use a faster
+        channel to same-node instances).
+        """
 
     @abstractmethod
     def submit(self, route: Route, method: str, args: tuple[Any, ...],
@@ -109,8 +118,8 @@ class Backend(ABC):
         """Tell the registry an instance is dead so that every caller stops routing to it."""
 
     @abstractmethod
-    def publish(self, topic: str, value: Any) -> int:
-        """Store a value once under a topic and return its new version."""
+    def publish(self, topic: str, value: Any, at_least: int = 0) -> int:
+        """Store a value once under a topic and return its new version (>= ``at_least``)."""
 
     @abstractmethod
     def topic_latest(self, topic: str, known_version: int,

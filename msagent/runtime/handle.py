@@ -36,6 +36,35 @@ class ServiceHandle(ServiceRef):
         """Call a registered method on every instance (start, stop, drain...); results in order."""
         raise NotImplementedError
 
+    def call_each(self, method: str, *args: Any, **kwargs: Any) -> dict[str, Any]:
+        """Call ``method`` on every live instance; results by instance id (dead ones left out)."""
+        raise NotImplementedError
+
+    def call_some(self, instance_ids: list[str], method: str, *args: Any,
+                  **kwargs: Any) -> dict[str, Any]:
+        """``call_each`` restricted to the given instances (e.g. to start a replacement)."""
+        raise NotImplementedError
+
+    def reap(self) -> list[str]:
+        """Forget the instances whose process died since the last call; return their ids."""
+        return []
+
+    def remove(self, instance_ids: list[str]) -> None:
+        """Stop the given instances at once."""
+        raise NotImplementedError
+
+    def grow(self, count: int) -> list[str]:
+        """Start ``count`` more instances (fresh ids, so fresh seeds); return their ids."""
+        raise NotImplementedError
+
+    def instance_ids(self) -> list[str]:
+        """Ids of the instances this handle runs, e.g. ``["EnvWorker#0", "EnvWorker#1"]``."""
+        raise NotImplementedError
+
+    def wait_ready(self) -> None:
+        """Wait until the instances a ``launch(..., wait=False)`` started are built and
+        routable; raise the constructor's error if one failed (nothing to wait for inline)."""
+
     def shutdown(self) -> None:
         """Stop every instance of the service."""
         self.scale(0)

@@ -7,7 +7,7 @@ import threading
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
-from msagent.errors import MsagentError
+from msagent.errors import ErrorInfo, MsagentError
 from msagent.runtime.backend import Backend, Resources, Route, ServiceView
 from msagent.runtime.core import InstanceCore
 from msagent.runtime.handle import ServiceHandle, check_num, construct
@@ -39,7 +39,11 @@ class InlineHandle(ServiceHandle):
         """Create or drop instances until ``num`` run."""
         while len(self._instances) < check_num(num):
             iid = f"{self.name}#{next(self._ids)}"
-            obj = construct(self._cls, self.name, iid, self._args, self._kwargs)
+            try:
+                obj = construct(self._cls, self.name, iid, self._args, self._kwargs)
+            except Exception as exc:  # the same error, worded the same, as on Ray
+                raise ErrorInfo.of(exc).rebuild(
+                    f"an instance of service {self.name!r} failed to start") from exc
             self._instances.append(_Instance(InstanceCore(obj, self.name, iid)))
         removed = []
         while len(self._instances) > num:
@@ -54,6 +58,42 @@ class InlineHandle(ServiceHandle):
     def num_instances(self) -> int:
         """How many instances run."""
         return len(self._instances)
+
+    def call_each(self, method: str, *args: Any, **kwargs: Any) -> dict[str, Any]:
+        """Call ``method`` on every instance; results by instance id."""
+        return self.call_some(self.instance_ids(), method, *args, **kwargs)
+
+    def call_some(self, instance_ids: list[str], method: str, *args: Any,
+                  **kwargs: Any) -> dict[str, Any]:
+        """Call ``method`` on the given instances (fire-and-forget ones are queued)."""
+        out: dict[str, Any] = {}
+        for inst in [i for i in self._instances if i.core.instance_id in instance_ids]:
+            if inst.core.spec(method).response:
+                out[inst.core.instance_id] = inst.core.invoke(method, args, kwargs)
+            else:
+                inst.fire_queue.submit(inst.core.invoke_logged, method, args, kwargs)
+                out[inst.core.instance_id] = None
+        return out
+
+    def remove(self, instance_ids: list[str]) -> None:
+        """Drop the given instances (their threads end with their own loops)."""
+        kept = [i for i in self._instances if i.core.instance_id not in instance_ids]
+        removed = [i for i in self._instances if i.core.instance_id in instance_ids]
+        self._instances = kept
+        self._backend.set_instances(self.name, self._cls, list(kept))
+        forget_service(self._backend, self.name)
+        for inst in removed:
+            inst.fire_queue.shutdown(wait=False)
+
+    def grow(self, count: int) -> list[str]:
+        """Start ``count`` more instances; return their ids."""
+        before = set(self.instance_ids())
+        self.scale(len(self._instances) + count)
+        return [iid for iid in self.instance_ids() if iid not in before]
+
+    def instance_ids(self) -> list[str]:
+        """Ids of the instances."""
+        return [i.core.instance_id for i in self._instances]
 
     def stats(self) -> list[dict[str, Any]]:
         """Per-instance stats."""
@@ -85,8 +125,8 @@ class InlineBackend(Backend):
         self._torch_threads = torch_threads
 
     def launch(self, cls: type, num: int, name: str, resources: Resources,
-               args: tuple[Any, ...], kwargs: dict[str, Any]) -> InlineHandle:
-        """Create ``num`` instances in this process."""
+               args: tuple[Any, ...], kwargs: dict[str, Any], wait: bool = True) -> InlineHandle:
+        """Create ``num`` instances in this process (always at once: ``wait`` changes nothing)."""
         pin_torch_threads(self._torch_threads)
         if self._services.get(name, (0, None, []))[2]:  # a name scaled to 0 is free again
             raise MsagentError(f"a service named {name!r} is already running")
@@ -114,8 +154,8 @@ class InlineBackend(Backend):
             return [n for n, (_, _, insts) in self._services.items() if insts]
 
     def call(self, route: Route, method: str, args: tuple[Any, ...],
-             kwargs: dict[str, Any]) -> Any:
-        """Run the call in the caller's thread."""
+             kwargs: dict[str, Any], direct: bool = False) -> Any:
+        """Run the call in the caller's thread (every call is direct here)."""
         return route.target.core.invoke(method, args, kwargs)
 
     def submit(self, route: Route, method: str, args: tuple[Any, ...],
@@ -136,9 +176,9 @@ class InlineBackend(Backend):
     def report_dead(self, service: str, instance_id: str) -> None:
         """Inline instances do not die on their own."""
 
-    def publish(self, topic: str, value: Any) -> int:
+    def publish(self, topic: str, value: Any, at_least: int = 0) -> int:
         """Store the value (by reference) under a new version."""
-        return self._topics.publish(topic, value)
+        return self._topics.publish(topic, value, at_least)
 
     def topic_latest(self, topic: str, known_version: int,
                      fetch: bool = True) -> tuple[int, Any] | None:

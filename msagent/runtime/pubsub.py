@@ -2,20 +2,25 @@
 
 from __future__ import annotations
 
+import logging
 import threading
 from typing import Any
 
 from msagent.runtime import state
 
+log = logging.getLogger("msagent.runtime")
 
-def publish(topic: str, value: Any) -> int:
+
+def publish(topic: str, value: Any, at_least: int = 0) -> int:
     """Store ``value`` once under ``topic`` and return its version (1, 2, ...).
 
     On Ray the value goes to the object store once; every subscriber reads that one copy.
+    ``at_least`` lets a resumed publisher continue its versions: the new version is
+    ``max(previous + 1, at_least)``.
     """
     if not isinstance(topic, str) or not topic:
         raise ValueError(f"topic must be a non-empty string, got {topic!r}")
-    return state.current().publish(topic, value)
+    return state.current().publish(topic, value, at_least)
 
 
 class Subscriber:
@@ -63,6 +68,75 @@ class Subscriber:
             return self._version, self._value
 
 
+class Follower(Subscriber):
+    """A subscriber whose background thread keeps the newest version at hand.
+
+    ``latest`` and ``wait_newer`` answer from memory, without a call to the topic table, for
+    readers that look at a topic very often (an inference server, on every batch). The thread
+    long-polls the topic table and ends with ``close`` or when this process's backend changes.
+    """
+
+    def __init__(self, topic: str, values: bool = True, poll_s: float = 1.0) -> None:
+        """Start following ``topic`` on this process's backend (``poll_s``: long-poll length)."""
+        super().__init__(topic, values)
+        self._changed = threading.Condition()
+        self._closed = threading.Event()
+        self._backend, self._poll_s = state.current(), poll_s
+        threading.Thread(target=self._follow, name=f"follow:{topic}", daemon=True).start()
+
+    def latest(self) -> tuple[int, Any]:
+        """The newest (version, value) the thread has received (no remote call)."""
+        with self._lock:
+            return self._version, self._value
+
+    def wait_newer(self, version: int | None = None,
+                   timeout_s: float | None = None) -> tuple[int, Any] | None:
+        """Block until the thread received a version newer than ``version``; None on timeout.
+
+        Raises:
+            RuntimeError: the follower is closed, so no newer version can come.
+        """
+        floor = self._version if version is None else version
+        with self._changed:
+            self._changed.wait_for(lambda: self._version > floor or self._closed.is_set(),
+                                   timeout_s)
+        found = self.latest()
+        if found[0] <= floor and self._closed.is_set():
+            raise RuntimeError(f"the follower of topic {self.topic!r} is closed")
+        return found if found[0] > floor else None
+
+    def close(self) -> None:
+        """Stop the background thread (waiters return at once)."""
+        self._closed.set()
+        with self._changed:
+            self._changed.notify_all()
+
+    def _follow(self) -> None:
+        """Long-poll the topic table until closed or the backend is gone."""
+        while not self._closed.is_set() and state.installed() is self._backend:
+            try:
+                found = self._backend.topic_wait(self.topic, self._version, self._poll_s,
+                                                 self.values)
+            except Exception:  # a backend shutting down; anything else is retried
+                if self._closed.is_set() or state.installed() is not self._backend:
+                    break
+                log.warning("following topic %r failed; retrying", self.topic, exc_info=True)
+                self._closed.wait(self._poll_s)
+                continue
+            except BaseException:  # Ray raises SystemExit in waiting threads as it shuts down
+                break
+            if found is not None:
+                self._keep(found)
+                with self._changed:
+                    self._changed.notify_all()
+        self.close()
+
+
 def subscribe(topic: str, values: bool = True) -> Subscriber:
     """A subscriber to ``topic`` (``values=False``: versions only)."""
     return Subscriber(topic, values)
+
+
+def follow(topic: str, values: bool = True) -> Follower:
+    """A subscriber that follows ``topic`` in a background thread (reads cost no call)."""
+    return Follower(topic, values)

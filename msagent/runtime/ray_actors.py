@@ -1,6 +1,7 @@
-"""The two bookkeeping actors of the Ray backend: the service registry and the topic table.
+"""The Ray backend's bookkeeping: the service registry and the topic table.
 
-Both are named Ray actors in the msagent namespace, so any process of the job finds them.
+Both live in one named Ray actor in the msagent namespace (``ControlActor``), so any process of
+the job finds them, and start-up pays for one process, not two.
 """
 
 from __future__ import annotations
@@ -13,7 +14,6 @@ import ray
 from msagent.runtime.spec import RegisterSpec
 
 
-@ray.remote(num_cpus=0)
 class RegistryActor:
     """Service name -> live instances (actor handles) and registered methods.
 
@@ -73,7 +73,6 @@ class RegistryActor:
         self._epochs[service] = self._epochs.get(service, 0) + 1
 
 
-@ray.remote(num_cpus=0)
 class TopicsActor:
     """Topic -> (version, [object ref]); the ref is boxed in a list so Ray does not resolve it."""
 
@@ -81,9 +80,9 @@ class TopicsActor:
         self._topics: dict[str, tuple[int, list[Any]]] = {}
         self._changed: dict[str, asyncio.Event] = {}
 
-    async def publish(self, topic: str, boxed_ref: list[Any]) -> int:
-        """Store a new value's ref under the next version and wake waiters."""
-        version = self._topics.get(topic, (0, []))[0] + 1
+    async def publish(self, topic: str, boxed_ref: list[Any], at_least: int = 0) -> int:
+        """Store a new value's ref under the next version (>= ``at_least``), wake waiters."""
+        version = max(self._topics.get(topic, (0, []))[0] + 1, at_least)
         self._topics[topic] = (version, boxed_ref)
         self._event(topic).set()
         self._changed[topic] = asyncio.Event()
@@ -112,3 +111,12 @@ class TopicsActor:
     def _event(self, topic: str) -> asyncio.Event:
         """The event set at the next publish on ``topic``."""
         return self._changed.setdefault(topic, asyncio.Event())
+
+
+@ray.remote(num_cpus=0)
+class ControlActor(RegistryActor, TopicsActor):
+    """The registry and the topic table in one asyncio actor (one process fewer to start)."""
+
+    def __init__(self) -> None:
+        RegistryActor.__init__(self)
+        TopicsActor.__init__(self)

@@ -1,4 +1,4 @@
-"""The Ray backend: each instance is a Ray actor; registry and topics are named actors.
+"""The Ray backend: each instance is a Ray actor; registry and topics share a named actor.
 
 This package is the only place in msagent that imports Ray.
 """
@@ -14,11 +14,12 @@ from typing import Any
 from msagent.errors import MsagentError, SerializationError
 from msagent.runtime import state
 from msagent.runtime.backend import Backend, InstanceGone, Resources, Route, ServiceView
+from msagent.runtime.channel import ChannelClients
 from msagent.runtime.ray_service import RayHandle, ray_module
 
 log = logging.getLogger("msagent.runtime")
 REGISTRY_NAME = "msagent.registry"
-TOPICS_NAME = "msagent.topics"
+"""The named actor holding the registry and the topic table."""
 
 
 def _import_ray(embedded: bool) -> Any:
@@ -34,32 +35,36 @@ class RayBackend(Backend):
     name = "ray"
 
     def __init__(self, address: str | None = None, namespace: str = "msagent",
-                 torch_threads: int = 1, num_cpus: int | None = None) -> None:
+                 torch_threads: int = 1, num_cpus: int | None = None,
+                 log_file: str | None = None) -> None:
         ray = self._ray = _import_ray(address is None)
         self._owns_ray = not ray.is_initialized()
         if self._owns_ray:
             ray.init(address=address, namespace=namespace, include_dashboard=False,
                      num_cpus=num_cpus if address is None else None,
                      logging_level=logging.WARNING, log_to_driver=True)
-        from msagent.runtime.ray_actors import RegistryActor, TopicsActor
+        from msagent.runtime.ray_actors import ControlActor
 
-        self.namespace, self.torch_threads = namespace, torch_threads
+        self.namespace, self.torch_threads, self.log_file = namespace, torch_threads, log_file
         opts = {"namespace": namespace, "get_if_exists": True, "lifetime": None}
-        self.registry = RegistryActor.options(name=REGISTRY_NAME, **opts).remote()
-        self._topics = TopicsActor.options(name=TOPICS_NAME, **opts).remote()
+        self.registry = self._topics = ControlActor.options(name=REGISTRY_NAME, **opts).remote()
         self._handles: list[RayHandle] = []
         self._lock = threading.Lock()
         self._errors = ray.exceptions
+        self._channels, self._node_id = ChannelClients(self._describe_channel), None
         self._lost: set[tuple[str, int]] = set()
 
     def launch(self, cls: type, num: int, name: str, resources: Resources,
-               args: tuple[Any, ...], kwargs: dict[str, Any]) -> RayHandle:
-        """Start ``num`` actors of ``cls`` and register them under ``name``."""
+               args: tuple[Any, ...], kwargs: dict[str, Any], wait: bool = True) -> RayHandle:
+        """Start ``num`` actors of ``cls`` and register them under ``name`` (``wait=False``:
+        once ``wait_ready`` is called, so that several services start in parallel)."""
         handle = RayHandle(self, cls, name, resources, (args, kwargs))
         if not self._ray.get(self.registry.claim.remote(name, handle.specs)):
             raise MsagentError(f"a service named {name!r} is already running; "
                                "pick another name or scale the existing one")
-        handle.scale(num)
+        handle.begin(num)
+        if wait:
+            handle.wait_ready()
         with self._lock:
             self._handles.append(handle)
         return handle
@@ -74,9 +79,27 @@ class RayBackend(Backend):
         return self._ray.get(self.registry.services.remote())
 
     def call(self, route: Route, method: str, args: tuple[Any, ...],
-             kwargs: dict[str, Any]) -> Any:
-        """Send the call and wait for it."""
+             kwargs: dict[str, Any], direct: bool = False) -> Any:
+        """Send the call and wait for it (over the instance's channel when direct and local)."""
+        if direct and route.channel is not False:
+            sent, result = self._channels.call(route, method, args, kwargs)
+            if sent:
+                return result
         return self.resolve(self.submit(route, method, args, kwargs), None)
+
+    def _describe_channel(self, route: Route) -> tuple[str, bytes] | None:
+        """The instance's channel (address, key) if it has one on this node, else None."""
+        try:
+            info = self.resolve(route.target._ms_channel.remote(), None)
+        except InstanceGone:
+            raise
+        except Exception:  # an instance that cannot tell is still served through Ray
+            log.warning("no direct channel to %s", route.instance_id, exc_info=True)
+            return None
+        if self._node_id is None:
+            self._node_id = self._ray.get_runtime_context().get_node_id()
+        local = info["address"] is not None and info["node"] == self._node_id
+        return (info["address"], info["key"]) if local else None
 
     def submit(self, route: Route, method: str, args: tuple[Any, ...],
                kwargs: dict[str, Any]) -> Any:
@@ -98,6 +121,8 @@ class RayBackend(Backend):
             raise TimeoutError(f"no answer within {timeout_s} s") from None
         except self._errors.RayActorError as exc:
             raise InstanceGone(str(exc).splitlines()[0] if str(exc) else repr(exc)) from None
+        except self._errors.RayTaskError as exc:
+            raise _original(exc) from None
 
     def fire(self, route: Route, method: str, args: tuple[Any, ...],
              kwargs: dict[str, Any]) -> None:
@@ -108,10 +133,10 @@ class RayBackend(Backend):
         """Tell the registry, without waiting."""
         self.registry.remove.remote(service, instance_id)
 
-    def publish(self, topic: str, value: Any) -> int:
+    def publish(self, topic: str, value: Any, at_least: int = 0) -> int:
         """Put the value in the object store once and record its ref as the next version."""
         ref = self._ray.put(value)
-        return self._ray.get(self._topics.publish.remote(topic, [ref]))
+        return self._ray.get(self._topics.publish.remote(topic, [ref], at_least))
 
     def topic_latest(self, topic: str, known_version: int,
                      fetch: bool = True) -> tuple[int, Any] | None:
@@ -168,6 +193,21 @@ class RayBackend(Backend):
             self._ray.shutdown()
 
 
-def attach_in_actor(namespace: str, torch_threads: int) -> None:
-    """Inside a service actor: make Solver/publish use this Ray job."""
-    state.attach(RayBackend(None, namespace, torch_threads))
+def _original(exc: Any) -> BaseException:
+    """The exception a remote method raised, with its remote traceback as a note (instead of
+    Ray's wrapper, whose message is the whole traceback)."""
+    cause = getattr(exc, "cause", None)
+    if not isinstance(cause, BaseException):
+        return exc
+    if getattr(exc, "traceback_str", ""):
+        cause.add_note("remote traceback:\n" + exc.traceback_str.rstrip())
+    return cause
+
+
+def attach_in_actor(namespace: str, torch_threads: int, log_file: str | None = None) -> None:
+    """Inside a service actor: make Solver/publish use this Ray job, and log to the run's file."""
+    state.attach(RayBackend(None, namespace, torch_threads, log_file=log_file))
+    if log_file:
+        from msagent.telemetry.logs import append_to_log
+
+        append_to_log(log_file)

@@ -8,7 +8,7 @@ import threading
 import time
 from typing import TYPE_CHECKING, Any
 
-from msagent.errors import MethodNotRegisteredError, MsagentError
+from msagent.errors import ErrorInfo, MethodNotRegisteredError
 from msagent.runtime.backend import Resources
 from msagent.runtime.core import InstanceCore
 from msagent.runtime.handle import ServiceHandle, check_num, construct
@@ -19,6 +19,7 @@ from msagent.runtime.state import pin_torch_threads
 if TYPE_CHECKING:
     from msagent.runtime.ray_backend import RayBackend
 
+_channel_lock = threading.Lock()
 DRAIN_S = 5.0
 """How long a removed instance may finish its calls in flight before it is killed."""
 
@@ -34,23 +35,43 @@ class ServiceActorBase:
     """The body of every service actor: builds the user object and serves its methods."""
 
     def __init__(self, cls: type, call: tuple[tuple[Any, ...], dict[str, Any]], service: str,
-                 instance_id: str, namespace: str, torch_threads: int) -> None:
+                 instance_id: str, namespace: str, torch_threads: int,
+                 log_file: str | None = None) -> None:
         from msagent.runtime.ray_backend import attach_in_actor
 
         pin_torch_threads(torch_threads)
-        attach_in_actor(namespace, torch_threads)
-        obj = construct(cls, service, instance_id, call[0], call[1])
+        attach_in_actor(namespace, torch_threads, log_file)
+        self._init_error: ErrorInfo | None = None
+        try:
+            obj = construct(cls, service, instance_id, call[0], call[1])
+        except Exception as exc:  # reported by _ms_ready as plain data, not Ray's traceback
+            self._init_error = ErrorInfo.of(exc)
+            return
         self._core = InstanceCore(obj, service, instance_id)
         pin_torch_threads(torch_threads)
 
     def _ms_ready(self) -> dict[str, Any]:
-        """Where this instance runs (answers once the constructor finished)."""
+        """Where this instance runs, and its constructor's error if it failed."""
         ray = ray_module()
-        return {"pid": os.getpid(), "node": ray.get_runtime_context().get_node_id()}
+        return {"pid": os.getpid(), "node": ray.get_runtime_context().get_node_id(),
+                "error": self._init_error}
 
     def _ms_stats(self) -> dict[str, Any]:
         """Calls, errors and batch sizes."""
         return self._core.stats()
+
+    def _ms_channel(self) -> dict[str, Any]:
+        """This instance's direct channel (started on first ask; None where there is none)
+        and its node."""
+        from msagent.runtime.channel import serve_channel
+
+        with _channel_lock:
+            if not hasattr(self, "_channel"):
+                self._channel = serve_channel(self._core)
+        ray, channel = ray_module(), self._channel
+        return {"node": ray.get_runtime_context().get_node_id(),
+                "address": channel.address if channel else None,
+                "key": channel.key if channel else None}
 
     def _ms_lifetime(self) -> None:
         """Never returns: the registry watches this call to learn of the instance's death."""
@@ -85,7 +106,7 @@ def actor_class(cls: type, specs: dict[str, RegisterSpec]) -> Any:
     """
     ray = ray_module()
     body: dict[str, Any] = {n: _service_method(n, s) for n, s in specs.items()}
-    for control in ("_ms_ready", "_ms_stats", "_ms_lifetime", "_ms_drain"):
+    for control in ("_ms_ready", "_ms_stats", "_ms_lifetime", "_ms_drain", "_ms_channel"):
         body[control] = ray.method(concurrency_group="control")(
             getattr(ServiceActorBase, control))
     batch_slots = sum(2 * s.batch for s in specs.values() if s.batch > 1)
@@ -104,6 +125,9 @@ class RayHandle(ServiceHandle):
         self._backend, self._cls, self._resources, self._call = backend, cls, resources, call
         self._actor_cls = actor_class(cls, self.specs)
         self._actors: list[tuple[str, Any]] = []
+        self._starting: list[tuple[str, Any]] = []
+        self._lifetimes: dict[str, Any] = {}
+        self._mutex = threading.RLock()
         self._ids = itertools.count()
 
     def scale(self, num: int) -> None:
@@ -136,38 +160,123 @@ class RayHandle(ServiceHandle):
     def call_all(self, method: str, *args: Any, **kwargs: Any) -> list[Any]:
         """Call ``method`` on every actor; fire-and-forget ones are sent, not awaited."""
         ray = self._backend._ray
-        if method not in self.specs:
-            raise MethodNotRegisteredError(f"service {self.name!r} has no registered method "
-                                           f"{method!r} (registered: {', '.join(self.specs)})")
+        self._check_method(method)
         refs = [getattr(actor, method).remote(*args, **kwargs) for _, actor in self._actors]
         return ray.get(refs) if self.specs[method].response else [None] * len(refs)
+
+    def call_each(self, method: str, *args: Any, **kwargs: Any) -> dict[str, Any]:
+        """Call ``method`` on every live actor; results by instance id. An actor found dead
+        is left out (``reap`` reports it), so one death does not fail the whole call."""
+        return self.call_some(self.instance_ids(), method, *args, **kwargs)
+
+    def call_some(self, instance_ids: list[str], method: str, *args: Any,
+                  **kwargs: Any) -> dict[str, Any]:
+        """``call_each`` restricted to some instances (fire-and-forget ones are not awaited)."""
+        ray = self._backend._ray
+        self._check_method(method)
+        with self._mutex:
+            actors = [(iid, a) for iid, a in self._actors if iid in instance_ids]
+        refs = {iid: getattr(actor, method).remote(*args, **kwargs) for iid, actor in actors}
+        if not self.specs[method].response:
+            return dict.fromkeys(refs)
+        out = {}
+        for iid, ref in refs.items():
+            try:
+                out[iid] = ray.get(ref)
+            except ray.exceptions.RayActorError:
+                continue
+        return out
+
+    def reap(self) -> list[str]:
+        """Forget the actors whose process died since the last call; return their ids."""
+        ray = self._backend._ray
+        if not self._lifetimes:
+            return []
+        with self._mutex:
+            lifetimes = dict(self._lifetimes)
+        ended, _ = ray.wait(list(lifetimes.values()), num_returns=len(lifetimes), timeout=0)
+        dead = [iid for iid, ref in lifetimes.items() if ref in ended]
+        with self._mutex:
+            for iid in dead:
+                self._lifetimes.pop(iid, None)
+            self._actors = [(iid, a) for iid, a in self._actors if iid not in dead]
+        return dead
+
+    def remove(self, instance_ids: list[str]) -> None:
+        """Kill the given instances at once (e.g. a worker whose loop failed)."""
+        ray = self._backend._ray
+        with self._mutex:
+            victims = [(iid, a) for iid, a in self._actors if iid in instance_ids]
+            self._actors = [(iid, a) for iid, a in self._actors if iid not in instance_ids]
+        ray.get([self._backend.registry.remove.remote(self.name, iid) for iid, _ in victims])
+        for iid, actor in victims:
+            self._lifetimes.pop(iid, None)
+            ray.kill(actor)
+
+    def grow(self, count: int) -> list[str]:
+        """Start ``count`` more instances; return their ids."""
+        before = {iid for iid, _ in self._actors}
+        self._grow(count)
+        return [iid for iid, _ in self._actors if iid not in before]
+
+    def instance_ids(self) -> list[str]:
+        """Ids of the instances this handle runs."""
+        with self._mutex:
+            return [iid for iid, _ in self._actors]
 
     def placements(self) -> list[dict[str, Any]]:
         """The pid and node of each live instance."""
         ray = self._backend._ray
         return ray.get([actor._ms_ready.remote() for _, actor in self._actors])
 
+    def _check_method(self, method: str) -> None:
+        """A clear error for a method the service did not register."""
+        if method not in self.specs:
+            raise MethodNotRegisteredError(f"service {self.name!r} has no registered method "
+                                           f"{method!r} (registered: {', '.join(self.specs)})")
+
     def kill_all(self) -> None:
         """Unregister and kill every actor at once (shutdown)."""
         ray = self._backend._ray
         ray.get([self._backend.registry.remove.remote(self.name, iid) for iid, _ in self._actors])
-        for _, actor in self._actors:
+        for _, actor in self._actors + self._starting:
             ray.kill(actor)
         self._actors.clear()
+        self._starting.clear()
+        self._lifetimes.clear()
 
     def _grow(self, count: int) -> None:
         """Start ``count`` actors in parallel, wait until built, then register them."""
+        self.begin(count)
+        self.wait_ready()
+
+    def begin(self, count: int) -> None:
+        """Create ``count`` actors without waiting for their constructors (see wait_ready)."""
+        new = [self._start(f"{self.name}#{next(self._ids)}") for _ in range(check_num(count))]
+        with self._mutex:
+            self._starting.extend(new)
+
+    def wait_ready(self) -> None:
+        """Wait until the actors being started are built, then register them; if one failed,
+        kill them all and raise its constructor's error."""
         ray = self._backend._ray
-        new = [self._start(f"{self.name}#{next(self._ids)}") for _ in range(count)]
+        with self._mutex:
+            new, self._starting = self._starting, []
+        if not new:
+            return
         try:
-            ray.get([actor._ms_ready.remote() for _, actor in new])
+            readies = ray.get([actor._ms_ready.remote() for _, actor in new])
         except ray.exceptions.RayActorError as exc:
+            readies = [{"error": ErrorInfo("ActorDiedError", str(exc).splitlines()[0])}]
+        failed = next((r["error"] for r in readies if r.get("error") is not None), None)
+        if failed is not None:
             for _, actor in new:
                 ray.kill(actor)
-            raise MsagentError(f"an instance of service {self.name!r} failed to start: "
-                               f"{exc}") from None
+            raise failed.rebuild(f"an instance of service {self.name!r} failed to start")
         ray.get([self._backend.registry.add.remote(self.name, iid, a) for iid, a in new])
-        self._actors.extend(new)
+        with self._mutex:
+            self._actors.extend(new)
+            self._lifetimes.update({iid: a._ms_lifetime.remote() for iid, a in new})
 
     def _start(self, instance_id: str) -> tuple[str, Any]:
         """Create one actor with this service's resources."""
@@ -180,7 +289,8 @@ class RayHandle(ServiceHandle):
         if res.spread:
             options["scheduling_strategy"] = "SPREAD"
         actor = self._actor_cls.options(**options).remote(
-            self._cls, self._call, self.name, instance_id, be.namespace, be.torch_threads)
+            self._cls, self._call, self.name, instance_id, be.namespace, be.torch_threads,
+            be.log_file)
         return instance_id, actor
 
     def _stop(self, victims: list[tuple[str, Any]]) -> None:
@@ -190,5 +300,6 @@ class RayHandle(ServiceHandle):
         time.sleep(REFRESH_S + 0.1)
         drains = [actor._ms_drain.remote(DRAIN_S) for _, actor in victims]
         ray.wait(drains, num_returns=len(drains), timeout=DRAIN_S + 5)
-        for _, actor in victims:
+        for iid, actor in victims:
+            self._lifetimes.pop(iid, None)
             ray.kill(actor)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import logging
 import threading
 import time
 from typing import Any
@@ -11,6 +12,7 @@ from msagent.errors import InstanceDiedError, MethodNotRegisteredError, ServiceN
 from msagent.runtime.backend import Backend, InstanceGone, Route
 from msagent.runtime.spec import RegisterSpec
 
+log = logging.getLogger("msagent.runtime")
 REFRESH_S = 0.5
 """How stale a caller's view of a service may get before it asks the registry again."""
 
@@ -27,6 +29,7 @@ class Router:
         self._epoch = -1
         self._next_refresh = 0.0
         self._rr = itertools.count()
+        self._refreshing = False
 
     def spec(self, method: str) -> RegisterSpec:
         """The method's spec; unknown methods and services are clear errors naming both."""
@@ -75,7 +78,7 @@ class Router:
         while True:
             route = self.pick()
             try:
-                return self.backend.call(route, method, args, kwargs)
+                return self.backend.call(route, method, args, kwargs, spec.direct)
             except InstanceGone as exc:
                 self.on_gone(route, method, spec, exc)
             finally:
@@ -91,11 +94,34 @@ class Router:
             ) from None
 
     def _maybe_refresh(self, force: bool = False) -> None:
-        """Ask the registry for a newer view when ours is stale (or forced, or empty)."""
+        """Ask the registry for a newer view when ours is stale (or forced, or empty).
+
+        A stale view that still has routes is refreshed by a background thread, so that a
+        caller on a hot path (an env worker asking for actions every step) never waits for the
+        registry; an empty or forced one is refreshed before returning.
+        """
         now = time.monotonic()
         if not force and now < self._next_refresh and self._routes:
             return
         self._next_refresh = now + REFRESH_S
+        if force or not self._routes:
+            self._refresh()
+        elif not self._refreshing:
+            self._refreshing = True
+            threading.Thread(target=self._refresh_in_background, daemon=True,
+                             name=f"refresh:{self.service}").start()
+
+    def _refresh_in_background(self) -> None:
+        """One background refresh; a failure (e.g. a backend shutting down) waits for the next."""
+        try:
+            self._refresh()
+        except BaseException:  # incl. the SystemExit Ray raises in threads as it shuts down
+            log.debug("background refresh of %r failed", self.service, exc_info=True)
+        finally:
+            self._refreshing = False
+
+    def _refresh(self) -> None:
+        """Adopt the registry's view if it changed since ours."""
         view = self.backend.lookup(self.service, self._epoch)
         if view is None:
             return

@@ -23,6 +23,9 @@ class RegisterSpec:
         idempotent: A call whose instance dies is retried on another instance.
         concurrent: The method runs without the instance lock (it must be thread-safe itself);
             for methods that block, such as a rate-limited ``sample``.
+        direct: On Ray, callers on the instance's node call it over a Unix socket instead of
+            a Ray call (about 0.25 ms instead of 2 ms a round trip): for small, hot calls
+            such as ``predict``. Arguments and results are pickled with plain pickle.
     """
 
     response: bool = True
@@ -30,6 +33,7 @@ class RegisterSpec:
     max_wait_ms: float = 5.0
     idempotent: bool = False
     concurrent: bool = False
+    direct: bool = False
 
     def __post_init__(self) -> None:
         """Reject settings that cannot be served, naming the bad one."""
@@ -49,6 +53,7 @@ def register(
     max_wait_ms: float = 5.0,
     idempotent: bool = False,
     concurrent: bool = False,
+    direct: bool = False,
 ) -> Callable[[F], F]: ...
 def register(
     fn: Callable[..., Any] | None = None,
@@ -58,12 +63,13 @@ def register(
     max_wait_ms: float = 5.0,
     idempotent: bool = False,
     concurrent: bool = False,
+    direct: bool = False,
 ) -> Any:
     """Mark a method as a service call; usable bare (``@register``) or with arguments.
 
     The method is returned unchanged, so it can still be called directly on a local object.
     """
-    spec = RegisterSpec(response, batch, max_wait_ms, idempotent, concurrent)
+    spec = RegisterSpec(response, batch, max_wait_ms, idempotent, concurrent, direct)
 
     def mark(f: F) -> F:
         if not callable(f):

@@ -21,6 +21,7 @@ def init(
     namespace: str = "msagent",
     torch_threads: int = 1,
     num_cpus: int | None = None,
+    log_file: str | None = None,
 ) -> Backend:
     """Choose the backend for this process (``inline`` or ``ray``) and start it.
 
@@ -31,6 +32,8 @@ def init(
         namespace: Ray namespace in which services register (callers must share it).
         torch_threads: torch intra-op threads per service process.
         num_cpus: CPUs the embedded Ray advertises (None: all).
+        log_file: Ray only: service processes append their log records to this file (the
+            run's ``train.log``); in this process the caller sets up logging.
     """
     global _backend
     with _lock:
@@ -46,7 +49,7 @@ def init(
         elif backend == "ray":
             from msagent.runtime.ray_backend import RayBackend
 
-            _backend = RayBackend(address, namespace, torch_threads, num_cpus)
+            _backend = RayBackend(address, namespace, torch_threads, num_cpus, log_file)
         else:
             raise ConfigError(f"unknown backend {backend!r}; choose 'inline' or 'ray'")
         return _backend

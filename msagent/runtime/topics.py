@@ -13,10 +13,10 @@ class TopicTable:
         self._cond = threading.Condition()
         self._topics: dict[str, tuple[int, Any]] = {}
 
-    def publish(self, topic: str, value: Any) -> int:
-        """Store a new value and return its version."""
+    def publish(self, topic: str, value: Any, at_least: int = 0) -> int:
+        """Store a new value and return its version (at least ``at_least``)."""
         with self._cond:
-            version = self._topics.get(topic, (0, None))[0] + 1
+            version = max(self._topics.get(topic, (0, None))[0] + 1, at_least)
             self._topics[topic] = (version, value)
             self._cond.notify_all()
             return version
