@@ -44,7 +44,8 @@ class ModelPool:
         self.keep_last = keep_last
 
     def push(
-        self, policy_id: PolicyId, weights: Mapping[str, Any], metadata: Mapping[str, Any] | None = None
+        self, policy_id: PolicyId, weights: Mapping[str, Any],
+        metadata: Mapping[str, Any] | None = None, at_least: Version = 0,
     ) -> ModelKey:
         """Store a new snapshot of a policy under its next version, then prune old ones.
 
@@ -52,6 +53,8 @@ class ModelPool:
             policy_id: The policy the weights belong to (a non-empty str).
             weights: Parameter name -> numpy array (bool, ints, float16/32/64).
             metadata: Plain values to keep with the snapshot; ``frozen=True`` freezes it at once.
+            at_least: The smallest version to use (a learner passes its parameter version, so
+                snapshot versions follow training and a resumed run never reuses one).
 
         Returns:
             The key of the new snapshot.
@@ -64,7 +67,7 @@ class ModelPool:
         _check_policy_id(policy_id)
         user_metadata, frozen = _split_frozen(metadata)
         stored = StoredSnapshot(encode_weights(weights), encode_metadata(user_metadata), frozen)
-        key = ModelKey(policy_id, self.store.next_version(policy_id))
+        key = ModelKey(policy_id, self.store.next_version(policy_id, at_least))
         self.store.put(key, stored)
         if self.keep_last is not None:
             self.store.prune(policy_id, self.keep_last)

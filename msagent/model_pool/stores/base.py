@@ -25,8 +25,9 @@ class Store(ABC):
     """
 
     @abstractmethod
-    def next_version(self, policy_id: PolicyId) -> Version:
-        """Reserve the next version of a policy (1, 2, ...), never handing one out twice."""
+    def next_version(self, policy_id: PolicyId, at_least: Version = 0) -> Version:
+        """Reserve the next version of a policy (1, 2, ..., or ``at_least`` if larger), never
+        handing one out twice."""
 
     @abstractmethod
     def put(self, key: ModelKey, snapshot: StoredSnapshot) -> None:

@@ -18,10 +18,10 @@ class MemoryStore(Store):
         self._snapshots: dict[PolicyId, dict[Version, StoredSnapshot]] = {}
         self._counters: dict[PolicyId, Version] = {}
 
-    def next_version(self, policy_id: PolicyId) -> Version:
-        """Reserve the next version of a policy (1, 2, ...), never handing one out twice."""
+    def next_version(self, policy_id: PolicyId, at_least: Version = 0) -> Version:
+        """Reserve the next version of a policy (at least ``at_least``), never twice."""
         with self._lock:
-            version = self._counters.get(policy_id, 0) + 1
+            version = max(self._counters.get(policy_id, 0) + 1, at_least)
             self._counters[policy_id] = version
             return version
 

@@ -24,6 +24,16 @@ from msagent.vocabulary import ModelKey, PolicyId, Version
 
 DEFAULT_PREFIX = "msagent:pool"
 
+# KEYS[1]: the policy's counter; ARGV[1]: the smallest version the caller accepts.
+_NEXT_VERSION = """
+local v = redis.call('INCR', KEYS[1])
+if v < tonumber(ARGV[1]) then
+  redis.call('SET', KEYS[1], ARGV[1])
+  v = tonumber(ARGV[1])
+end
+return v
+"""
+
 _FREEZE = """
 if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
 redis.call('HSET', KEYS[2], 'frozen', '1')
@@ -95,9 +105,9 @@ class RedisStore(Store):
         self._freeze = self._client.register_script(_FREEZE)
         self._prune = self._client.register_script(_PRUNE)
 
-    def next_version(self, policy_id: PolicyId) -> Version:
-        """Reserve the next version of a policy with INCR, atomic across processes."""
-        return int(self._client.incr(self.keys.counter(policy_id)))
+    def next_version(self, policy_id: PolicyId, at_least: Version = 0) -> Version:
+        """Reserve the next version of a policy (at least ``at_least``), atomic across processes."""
+        return int(self._client.eval(_NEXT_VERSION, 1, self.keys.counter(policy_id), at_least))
 
     def put(self, key: ModelKey, snapshot: StoredSnapshot) -> None:
         """Store a snapshot under a reserved key and add it to the policy's index, in one transaction."""
