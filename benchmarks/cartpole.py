@@ -1,12 +1,18 @@
 """CartPole benchmark: msagent training vs raw env stepping and an in-process PPO reference.
 
-Run: ``python benchmarks/cartpole.py [--seed 0] [--modes local ray]``. In one run it measures:
+Run: ``python benchmarks/cartpole.py [--seed 0] [--modes local ray central]``. In one run it
+measures:
 
 * raw CartPole stepping (32 vectorized envs, random actions): the ceiling for env steps/s;
 * the in-process reference (``benchmarks/ppo_reference.py``: vectorized envs + batched MLP +
   the same PPO, no services): env steps/s and time to a mean return of 475;
 * ``msagent train examples/cartpole_ppo.toml`` in each mode, as a fresh process: time to 475
-  from process start, training env steps/s, and both as ratios to the figures above.
+  from process start, training env steps/s, and both as ratios to the figures above;
+  ``central`` is the Ray mode with ``services.inference.mode = "central"``, also shown as a
+  ratio to the ``ray`` row (local inference) with its mean predict batch;
+* for each Ray mode, a start-up probe (a fresh process starting the same services as
+  ``msagent train``): seconds from process start to the first env step, and the memory (PSS)
+  of each service process.
 """
 
 from __future__ import annotations
@@ -43,12 +49,21 @@ def raw_stepping(num_envs: int = 32, steps: int = 2000) -> float:
     return rate
 
 
+CENTRAL = ("--set", 'services.inference.mode="central"')
+"""The ``central`` row: Ray mode with inference servers instead of a policy copy per worker."""
+
+
+def mode_args(mode: str) -> list[str]:
+    """``msagent train`` arguments of a benchmark row (``central``: Ray + central inference)."""
+    return ["--mode", "ray", *CENTRAL] if mode == "central" else ["--mode", mode]
+
+
 def msagent_train(mode: str, seed: int) -> dict:
     """Run ``msagent train`` as a fresh process and return its result."""
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "result.json"
         cmd = [sys.executable, "-m", "msagent", "train", str(ROOT / "examples/cartpole_ppo.toml"),
-               "--mode", mode, "--set", f"run.seed={seed}", "--set", f"run.root={tmp!r}",
+               *mode_args(mode), "--set", f"run.seed={seed}", "--set", f"run.root={tmp!r}",
                "--set", "logging.progress=false", "--set", "logging.tensorboard=false",
                "--result-json", str(out)]
         env = {**os.environ, "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0"}
@@ -62,11 +77,56 @@ def msagent_train(mode: str, seed: int) -> dict:
     return result
 
 
+def startup_probe(mode: str) -> dict:
+    """Run the start-up probe (``startup_probe.py``) as a fresh process; its JSON result."""
+    cmd = [sys.executable, str(ROOT / "benchmarks/startup_probe.py"), *mode_args(mode)[2:]]
+    env = {**os.environ, "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0"}
+    proc = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=300)
+    if proc.returncode != 0:
+        raise SystemExit(f"start-up probe ({mode}) failed:\n{proc.stderr[-3000:]}")
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def train_row(mode: str, res: dict, raw: float, ref_sps: float) -> float:
+    """Print one ``msagent train`` row; return its env steps/s."""
+    sps = res["env_steps"] / res["elapsed_s"]
+    print(f"msagent train {mode:7s}: mean return {res['mean_return']:.1f}, "
+          f"time to 475 from process start {res['seconds_since_process_start']:5.1f} s "
+          f"(training {res['elapsed_s']:.1f} s, {res['env_steps']:,} steps), "
+          f"{sps:7,.0f} env steps/s = {sps / raw:.2f}x raw stepping, "
+          f"{sps / ref_sps:.2f}x reference  [targets: < 25 s, > 7,500 steps/s]")
+    return sps
+
+
+def central_row(res: dict, sps: float, local_sps: float | None, probe: dict | None) -> None:
+    """Print central inference against local inference (the ``ray`` row of this run)."""
+    batch = res.get("inference_mean_batch") or (probe or {}).get("inference_mean_batch")
+    ratio = f"{sps / local_sps:.2f}x" if local_sps else "n/a (add the ray row)"
+    source = "run" if res.get("inference_mean_batch") else "start-up probe"
+    batch_text = f"{batch:.2f} ({source})" if batch else "n/a"
+    print(f"  central / local inference: {ratio} [target >= 0.6x]; mean predict batch "
+          f"{batch_text}")
+
+
+def probe_row(mode: str, probe: dict, res: dict | None) -> None:
+    """Print start-up time to the first env step and the PSS of each service process."""
+    run_first = (res or {}).get("first_step_s")
+    also = f"; in the training run {run_first:.1f} s" if run_first else ""
+    print(f"  start-up ({mode}): first env step {probe['first_step_s']:.1f} s after process "
+          f"start{also} [target < 10 s]; ray.init done at {probe['ray_up_s']:.1f} s, "
+          f"services built at {probe['services_up_s']:.1f} s")
+    per = ", ".join(f"{name} {mib:.0f}" for name, mib in probe["pss_mib"].items())
+    print(f"  PSS MiB per service process: {per}; total {sum(probe['pss_mib'].values()):.0f} "
+          f"(Ray's own processes {probe['ray_system_pss_mib']:.0f}, driver "
+          f"{probe['driver_pss_mib']:.0f})")
+
+
 def main() -> None:
     """Measure everything in one run and print the figures and ratios."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--modes", nargs="+", default=["local", "ray"])
+    parser.add_argument("--modes", nargs="+", default=["local", "ray", "central"],
+                        choices=["local", "ray", "central"])
     args = parser.parse_args()
     raw = raw_stepping()
     ref = ppo_reference.run(ppo_reference.CARTPOLE_REFERENCE, args.seed)
@@ -74,15 +134,15 @@ def main() -> None:
     print(f"in-process reference (no services):              {ref.steps_per_second:10,.0f} "
           f"env steps/s, 475 after {ref.seconds:.1f} s training (+{ref.setup_seconds:.1f} s "
           f"setup), solved={ref.solved}")
+    rates: dict[str, float] = {}
     for mode in args.modes:
         res = msagent_train(mode, args.seed)
-        sps = res["env_steps"] / res["elapsed_s"]
-        print(f"msagent train --mode {mode:5s}: mean return {res['mean_return']:.1f}, "
-              f"time to 475 from process start {res['seconds_since_process_start']:5.1f} s "
-              f"(training {res['elapsed_s']:.1f} s, {res['env_steps']:,} steps), "
-              f"{sps:7,.0f} env steps/s = {sps / raw:.2f}x raw stepping, "
-              f"{sps / ref.steps_per_second:.2f}x reference  "
-              f"[targets: < 25 s, > 7,500 steps/s]")
+        rates[mode] = train_row(mode, res, raw, ref.steps_per_second)
+        probe = startup_probe(mode) if mode != "local" else None
+        if mode == "central":
+            central_row(res, rates[mode], rates.get("ray"), probe)
+        if probe is not None:
+            probe_row(mode, probe, res)
 
 
 if __name__ == "__main__":

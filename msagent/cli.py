@@ -1,9 +1,15 @@
-"""The ``msagent`` command line: ``msagent train CONFIG`` and ``msagent version``."""
+"""The ``msagent`` command line: ``msagent train CONFIG`` and ``msagent version``.
+
+Exit codes of ``msagent train``: 0 done; 2 the config or a user script is wrong (a
+:class:`~msagent.errors.UserError`); 1 a runtime failure; 130 / 143 stopped cleanly by SIGINT /
+SIGTERM (services stopped, final checkpoint written, result printed). One line on stderr says
+why; the traceback goes to the run's ``train.log`` (and to stderr with ``--verbose``).
+"""
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+import traceback
 from enum import Enum
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
@@ -13,13 +19,15 @@ from rich.console import Console
 from rich.pretty import Pretty
 from rich.text import Text
 
-from msagent.errors import ConfigError
+from msagent.errors import ServiceDiedError, UserError
 
 if TYPE_CHECKING:
     from msagent.config import TrainConfig
     from msagent.rundir import RunDir
 
-CONFIG_ERROR_EXIT = 2
+USER_ERROR_EXIT = 2
+CONFIG_ERROR_EXIT = USER_ERROR_EXIT
+RUNTIME_ERROR_EXIT = 1
 INTERRUPTED_EXIT = 130
 
 app = typer.Typer(
@@ -52,25 +60,27 @@ def train(
     result_json: Path | None = typer.Option(
         None, help="Also write the final result to this file as JSON (for scripts)."
     ),
+    verbose: bool = typer.Option(False, "--verbose", help="Print full tracebacks on errors."),
 ) -> None:
     """Train the policies a TOML config describes, writing a run directory."""
     out = Console(soft_wrap=True)
+    run_dir: RunDir | None = None
     try:
         cfg = load(config, list(set_ or []), mode, address)
-        run_training = training_entry()
-        from msagent.train import check_supported
-
-        check_supported(cfg)  # refuse before a run directory is made
-        run_dir = open_run_dir(cfg, resume)
+        plan, run_dir = prepare(cfg, resume, result_json, out)
         out.print(Text(f"run directory: {run_dir.path}", style="bold"))
-        result = run(run_training, cfg, run_dir, resume is not None)
-    except ConfigError as exc:
-        _fail(str(exc), CONFIG_ERROR_EXIT)
+        result = run(cfg, run_dir, plan)
     except KeyboardInterrupt:
         _fail("interrupted", INTERRUPTED_EXIT)
+    except Exception as exc:  # every failure: one line here, the traceback in train.log
+        _fail_with(exc, config, run_dir, verbose)
     out.print(Text("result:", style="bold green"), Pretty(result))
     if result_json is not None:
         result_json.write_text(json.dumps(result, indent=2))
+    if result.get("signal"):
+        from msagent.train.signals import EXIT_CODES
+
+        raise typer.Exit(EXIT_CODES.get(result["signal"], INTERRUPTED_EXIT))
 
 
 @app.command()
@@ -93,38 +103,68 @@ def load(config: Path, overrides: list[str], mode: Mode | None, address: str | N
     return load_config(config, overrides)
 
 
-def open_run_dir(cfg: TrainConfig, resume: Path | None) -> RunDir:
+def prepare(cfg: TrainConfig, resume: Path | None, result_json: Path | None,
+            out: Console) -> tuple[Any, RunDir]:
+    """Every check that can fail before training, then the run directory with the config.
+
+    Nothing is written (no run directory made, no config replaced) unless every check passed.
+    """
+    from msagent.preflight import check_address, check_output
+    from msagent.train import check_supported
+
+    check_supported(cfg)
+    check_output(result_json)
+    if cfg.run.mode == "ray" and cfg.run.address:
+        check_address(cfg.run.address)
+    plan, run_dir = None, None
+    if resume is not None:
+        from msagent.rundir import RunDir
+        from msagent.train.resume import plan_resume
+
+        run_dir = RunDir.open(resume)
+        plan = plan_resume(cfg, run_dir, lambda msg: out.print(Text(f"warning: {msg}",
+                                                                    style="yellow")))
+    return plan, open_run_dir(cfg, run_dir)
+
+
+def open_run_dir(cfg: TrainConfig, run_dir: RunDir | None) -> RunDir:
     """A fresh run directory (or the one to resume) holding the resolved config."""
     from msagent.config import dump_config
     from msagent.rundir import RunDir
 
-    if resume is not None:
-        run_dir = RunDir.open(resume)
-    else:
+    if run_dir is None:
         run_dir = RunDir.create(cfg.run.root, cfg.run.name)
     run_dir.write_config(dump_config(cfg))
     return run_dir
 
 
-def training_entry() -> Callable[..., Any]:
-    """``msagent.train.run_training``, imported only when training (it pulls in everything)."""
-    try:
-        from msagent.train import run_training
-    except ModuleNotFoundError as exc:
-        if exc.name != "msagent.train":
-            raise
-        _fail("msagent.train is missing from this installation of msagent", 1)
-    return run_training
+def run(cfg: TrainConfig, run_dir: RunDir, plan: Any) -> Any:
+    """Hand over to training (which logs into the run directory's ``train.log``)."""
+    from msagent.train import run_training
+
+    return run_training(cfg, run_dir=run_dir, resume=plan or False)
 
 
-def run(
-    run_training: Callable[..., Any], cfg: TrainConfig, run_dir: RunDir, resume: bool
-) -> Any:
-    """Hand over to the training wiring, logging into the run directory meanwhile."""
-    from msagent.telemetry import log_to_file
+def _fail_with(exc: Exception, config: Path, run_dir: RunDir | None, verbose: bool) -> NoReturn:
+    """Report a failure in one line (plus what to do), with the right exit code."""
+    if verbose:
+        Console(stderr=True, soft_wrap=True).print(
+            Text("".join(traceback.format_exception(exc)), style="dim"))
+    where = f" (traceback in {run_dir.log_path})" if run_dir is not None else ""
+    if isinstance(exc, UserError):
+        _fail(f"{exc}{where}", USER_ERROR_EXIT)
+    message = f"{type(exc).__name__}: {exc}" if not _is_msagent(exc) else str(exc)
+    if isinstance(exc, ServiceDiedError) and run_dir is not None:
+        message += (f"\nthe run stopped; continue it from its last checkpoint with:\n"
+                    f"  msagent train {config} --resume {run_dir.path}")
+    _fail(f"{message}{where}", RUNTIME_ERROR_EXIT)
 
-    with log_to_file(run_dir.log_path):
-        return run_training(cfg, run_dir=run_dir, resume=resume)
+
+def _is_msagent(exc: BaseException) -> bool:
+    """Whether msagent raised it on purpose (its message is written for the user)."""
+    from msagent.errors import MsagentError
+
+    return isinstance(exc, MsagentError)
 
 
 def _fail(message: str, code: int) -> NoReturn:

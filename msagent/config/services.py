@@ -47,20 +47,30 @@ class EnvWorkerSection(_Service):
     num: int = Field(2, ge=0)
     num_envs: int = Field(32, ge=1)
     fragment_len: int = Field(32, ge=1)
+    max_restarts: int = Field(20, ge=0)
+    """Dead or failed workers replaced per run (0: a failure stops the run)."""
 
 
 class InferenceSection(_Service):
     """Action selection: a policy copy per env worker (``local``) or servers (``central``).
 
     Attributes:
-        batch: Most requests gathered into one predict call (central mode).
+        batch: Most requests gathered into one predict call (central mode); 0: the env
+            workers each server answers (each worker has one request in flight), so a batch
+            is complete as soon as every worker asked.
         max_wait_ms: How long the first request of a batch waits for others (central mode).
+            0: no waiting; requests that arrive while a batch runs form the next one. With a
+            few CPU env workers that is faster (1.0 gave batches of 1.9 but ~15 % fewer env
+            steps/s on 2 cores: lockstep batches leave the server idle while every worker
+            steps, where single requests overlap one worker's stepping with another's
+            inference); raise it when inference is costly per call (a GPU, many workers).
         cache_size: Policies kept in each server's LRU cache (central mode).
     """
 
     mode: Literal["local", "central"] = "local"
-    batch: int = Field(2, ge=1)
-    max_wait_ms: float = Field(2.0, ge=0)
+    max_restarts: int = Field(20, ge=0)
+    batch: int = Field(0, ge=0)
+    max_wait_ms: float = Field(0.0, ge=0)
     cache_size: int = Field(8, ge=1)
 
     @model_validator(mode="after")

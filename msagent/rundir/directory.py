@@ -13,6 +13,7 @@ Layout::
 from __future__ import annotations
 
 import json
+import uuid
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -53,7 +54,8 @@ class RunDir:
                 path.mkdir()
             except FileExistsError:
                 continue
-            marker = {"name": name, "created": datetime.now().isoformat(timespec="seconds")}
+            marker = {"name": name, "created": datetime.now().isoformat(timespec="seconds"),
+                      "run_id": f"{path.name}-{uuid.uuid4().hex[:8]}"}
             atomic_write(path / MARKER, json.dumps(marker).encode())
             return cls(path)
         raise ConfigError(f"cannot create a run directory {base} under {root}: all names taken")
@@ -111,6 +113,24 @@ class RunDir:
     def latest_checkpoint(self) -> Checkpoint | None:
         """The newest complete checkpoint as ``(step, tensors, state)``, or None."""
         return self._checkpoints.latest()
+
+    def load_checkpoint(self, step: int) -> Checkpoint:
+        """Load checkpoint ``step`` (both of its files must exist and read back)."""
+        return self._checkpoints.load(step)
+
+    @property
+    def checkpoints(self) -> CheckpointStore:
+        """The checkpoint store (to tell "none on disk" from "none readable")."""
+        return self._checkpoints
+
+    @property
+    def run_id(self) -> str:
+        """A name for this run that no other run shares (keys in a shared model pool use it).
+
+        Written into the marker when the directory is created; a resumed run reads it back.
+        """
+        marker = json.loads((self.path / MARKER).read_text(encoding="utf-8"))
+        return str(marker.get("run_id") or self.path.name)
 
     def checkpoint_steps(self) -> list[int]:
         """Steps of the complete checkpoints on disk, oldest first."""

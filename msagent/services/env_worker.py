@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import threading
+import time
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
+from msagent.errors import ErrorInfo
 from msagent.envs import Acted, FragmentCollector, make_vector_env
 from msagent.runtime import Solver, current_instance, register, subscribe
 from msagent.services.inference import PolicyScripts, PredictRequest
@@ -28,6 +30,19 @@ class WorkerSettings:
     table: str = "fragments"
     central: bool = False
     sync: bool = True
+    generation: int = 0
+    """How many times the run was resumed: part of every worker's seed."""
+
+
+SEED_STRIDE_INSTANCE = 1000
+SEED_STRIDE_GENERATION = 1_000_000
+
+
+def worker_seed(run_seed: int, index: int, generation: int) -> int:
+    """A worker's seed: distinct per instance index (a replacement gets a new index) and per
+    resume, so no worker repeats the episodes of another, of its predecessor or of the run
+    before a resume."""
+    return run_seed + SEED_STRIDE_INSTANCE * (index + 1) + SEED_STRIDE_GENERATION * generation
 
 
 class EnvWorker:
@@ -39,12 +54,14 @@ class EnvWorker:
 
     def __init__(self, settings: WorkerSettings) -> None:
         self.s = settings
-        self.index = current_instance()[1]
-        self.seed = settings.scripts.seed + 1000 * (self.index + 1)
+        self.service, self.index = current_instance()
+        self.seed = worker_seed(settings.scripts.seed, self.index, settings.generation)
         self._stop, self._lock = threading.Event(), threading.Lock()
         self._done = threading.Event()
         self._episodes: list[tuple[float, int]] = []
-        self._steps, self._version, self.error = 0, 0, ""
+        self._steps, self._version = 0, 0
+        self._first_step: float | None = None
+        self.error: ErrorInfo | None = None
         if settings.central:
             self._sub = subscribe(params_topic(settings.policy_id), values=False)
         else:
@@ -59,7 +76,7 @@ class EnvWorker:
             self._loop()
         except Exception as exc:
             if not self._stop.is_set():
-                self.error = f"{type(exc).__name__}: {exc}"
+                self.error = ErrorInfo.of(exc)
                 raise
         finally:
             self._done.set()
@@ -72,19 +89,25 @@ class EnvWorker:
 
     @register(concurrent=True)
     def drain(self) -> dict[str, Any]:
-        """Episodes finished and env steps taken since the last drain."""
+        """Episodes finished and env steps taken since the last drain.
+
+        ``first_step_time`` is the wall time (epoch seconds) of this worker's first env step,
+        None before it: start-up time is measured up to it.
+        """
         with self._lock:
             out = {"episodes": self._episodes, "env_steps": self._steps, "error": self.error,
-                   "version": self._version}
+                   "version": self._version, "first_step_time": self._first_step}
             self._episodes, self._steps = [], 0
         return out
 
     def _loop(self) -> None:
         """Wait for the first parameters, then collect, ship and (in sync mode) wait."""
-        self._await_version(1)
         sc = self.s.scripts
         envs = make_vector_env(env_factory(sc.env_script, sc.env_params), self.s.num_envs)
-        collector = FragmentCollector(envs, self._act, self.s.fragment_len, self.seed)
+        self._await_version(1)
+        collector = FragmentCollector(envs, self._act, self.s.fragment_len, self.seed,
+                                      env_label=f"worker {self.service}#{self.index}")
+        self._first_step = time.time()  # the first actions are decided: stepping starts
         while not self._stop.is_set():
             fragments = collector.collect()
             Solver().retrieve("ReplayBufferService", "insert", self.s.table, fragments)

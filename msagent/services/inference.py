@@ -50,7 +50,7 @@ class InferenceServer:
         self._frozen: OrderedDict[ModelKey, Any] = OrderedDict()
         self._stop = threading.Event()
 
-    @register(batch=8, max_wait_ms=2.0)
+    @register(batch=8, max_wait_ms=2.0, direct=True)
     def predict(self, request: list[PredictRequest]) -> list[Acted]:
         """One forward pass per policy for all requests of the batch; each gets its rows."""
         answers: list[Acted | None] = [None] * len(request)
@@ -69,7 +69,8 @@ class InferenceServer:
         if version is None:
             follower = self._followers.get(policy_id)
             if follower is None:
-                follower = self._followers[policy_id] = PolicyFollower(self._build(), policy_id)
+                follower = self._followers[policy_id] = PolicyFollower(
+                    self._build(), policy_id, background=True)
             follower.wait_for(min_version, self._stop) if min_version > follower.version \
                 else follower.refresh()
             return follower.policy, ModelKey(policy_id, follower.version)
@@ -97,11 +98,22 @@ def configured(batch: int, max_wait_ms: float) -> type[InferenceServer]:
     """An InferenceServer whose ``predict`` batches as the config says."""
 
     class ConfiguredInferenceServer(InferenceServer):
-        @register(batch=batch, max_wait_ms=max_wait_ms)
+        @register(batch=batch, max_wait_ms=max_wait_ms, direct=True)
         def predict(self, request: list[PredictRequest]) -> list[Acted]:
             return InferenceServer.predict(self, request)
 
     return ConfiguredInferenceServer
+
+
+def mean_batch_size(stats: list[dict[str, Any]]) -> float | None:
+    """Mean requests per ``predict`` call over a handle's ``stats()`` (None before any call),
+    the figure that says whether central inference batches."""
+    sizes: dict[int, int] = {}
+    for instance in stats:
+        for size, count in instance["batch_sizes"].get("predict", {}).items():
+            sizes[int(size)] = sizes.get(int(size), 0) + count
+    calls = sum(sizes.values())
+    return sum(s * c for s, c in sizes.items()) / calls if calls else None
 
 
 def _split(out: ActOutput, sizes: list[int]) -> list[ActOutput]:

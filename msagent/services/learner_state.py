@@ -1,14 +1,19 @@
-"""What a learner checkpoints: its counters, the policy weights and the algorithm's state."""
+"""What a learner checkpoints: its counters and version, the policy weights, the algorithm's
+state (optimizer, RNG), and the driver's progress (env steps, episodes, stop criteria)."""
 
 from __future__ import annotations
 
 import logging
 from dataclasses import dataclass, field
+from typing import Any
 
 from msagent.policy import PPO
 from msagent.rundir import RunDir, flatten_state, unflatten_state
 
 log = logging.getLogger("msagent.learner")
+
+REQUIRED_KEYS = ("skeleton", "counters")
+"""Keys a learner checkpoint's JSON must have; one without them is skipped as unreadable."""
 
 
 @dataclass
@@ -19,25 +24,44 @@ class LearnerCounters:
     consumed_steps: int = 0
     dropped_fragments: int = 0
     snapshots: int = 0
+    version: int = 0
     losses: dict[str, float] = field(default_factory=dict)
 
 
-def save_learner(run_dir: RunDir, ppo: PPO, counters: LearnerCounters) -> None:
-    """Write weights, optimizer state and counters as one atomic checkpoint."""
+@dataclass
+class Restored:
+    """What a learner checkpoint gives back besides the weights it loaded."""
+
+    step: int
+    counters: LearnerCounters
+    progress: dict[str, Any]
+    run: dict[str, Any]
+
+
+def save_learner(run_dir: RunDir, ppo: PPO, counters: LearnerCounters,
+                 progress: dict[str, Any], run: dict[str, Any]) -> int:
+    """Write weights, optimizer state, counters and progress as one atomic checkpoint."""
     tensors, skeleton = flatten_state({"policy": ppo.policy.get_weights(),
                                        "ppo": ppo.state_dict()})
     plain = {k: v for k, v in vars(counters).items() if k != "losses"}
-    run_dir.save_checkpoint(counters.updates, tensors, {"skeleton": skeleton, "counters": plain})
+    run_dir.save_checkpoint(counters.updates, tensors, {
+        "skeleton": skeleton, "counters": plain, "progress": progress, "run": run})
+    return counters.updates
 
 
-def restore_learner(run_dir: RunDir, ppo: PPO) -> LearnerCounters | None:
-    """Load the last complete checkpoint into ``ppo``; its counters, or None if there is none."""
-    found = run_dir.latest_checkpoint()
-    if found is None:
-        log.warning("no complete checkpoint in %s; starting fresh", run_dir.path)
-        return None
+def restore_learner(run_dir: RunDir, ppo: PPO, step: int) -> Restored:
+    """Load checkpoint ``step`` (chosen and checked by the driver) into ``ppo``."""
+    found = run_dir.load_checkpoint(step)
     state = unflatten_state(found.tensors, found.state["skeleton"])
     ppo.policy.set_weights(state["policy"])
     ppo.load_state_dict(state["ppo"])
-    log.info("resumed from checkpoint step %d", found.step)
-    return LearnerCounters(**found.state["counters"])
+    ppo.policy.invalidate_cache()
+    log.info("learner resumed from checkpoint step %d", found.step)
+    counters = LearnerCounters(**found.state["counters"])
+    return Restored(found.step, counters, found.state.get("progress", {}),
+                    found.state.get("run", {}))
+
+
+def policy_weights(tensors: dict[str, Any], state: dict[str, Any]) -> dict[str, Any]:
+    """The policy weights inside a learner checkpoint (to check them before a resume)."""
+    return unflatten_state(tensors, state["skeleton"])["policy"]

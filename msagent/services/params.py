@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import threading
 
-from msagent.runtime import subscribe
+from msagent.runtime import follow, subscribe
 
 
 def params_topic(policy_id: str) -> str:
@@ -13,13 +13,19 @@ def params_topic(policy_id: str) -> str:
 
 
 class PolicyFollower:
-    """A policy whose weights follow a topic; ``version`` is the topic version it holds."""
+    """A policy whose weights follow a topic; ``version`` is the topic version it holds.
 
-    def __init__(self, policy, policy_id: str) -> None:
+    With ``background=True`` a thread receives every publish as it happens, so ``refresh`` and
+    ``wait_for`` cost no remote call (for an inference server, which refreshes on every batch).
+    Weights are still loaded only in the caller's thread, never under a running ``act``.
+    """
+
+    def __init__(self, policy, policy_id: str, background: bool = False) -> None:
         self.policy = policy
         self.policy_id = policy_id
         self.version = 0
-        self._sub = subscribe(params_topic(policy_id))
+        topic = params_topic(policy_id)
+        self._sub = follow(topic) if background else subscribe(topic)
 
     def refresh(self) -> int:
         """Adopt the newest published weights, if newer (async mode); return the version."""

@@ -38,6 +38,8 @@ def line(snapshot: dict[str, Any]) -> str:
         f"dropped={snapshot.get('counters', {}).get(DROPPED, 0)}",
         f"elapsed={duration(snapshot.get('elapsed_s', 0.0))}",
     ]
+    parts += [f"{name}={n}" for name, n in sorted(snapshot.get("counters", {}).items())
+              if name != DROPPED and n]
     return " ".join(parts + ([losses] if losses else []))
 
 

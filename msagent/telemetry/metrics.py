@@ -92,6 +92,26 @@ class Metrics:
                 "counters": dict(self._counters),
             }
 
+    def state_dict(self) -> dict[str, Any]:
+        """What a checkpoint keeps, so that a resumed run's counters and stop criteria go on."""
+        with self._lock:
+            return {"env_steps": self._env_steps, "episodes": self._episodes,
+                    "updates": self._updates, "elapsed_s": self._clock() - self._start,
+                    "returns": list(self._returns), "lengths": list(self._lengths),
+                    "counters": dict(self._counters)}
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        """Continue from :meth:`state_dict` (the steps/s rate starts afresh, without a jump)."""
+        with self._lock:
+            self._env_steps = int(state.get("env_steps", 0))
+            self._episodes = int(state.get("episodes", 0))
+            self._updates = int(state.get("updates", 0))
+            self._start = self._clock() - float(state.get("elapsed_s", 0.0))
+            self._returns.extend(float(r) for r in state.get("returns", []))
+            self._lengths.extend(int(n) for n in state.get("lengths", []))
+            self._counters = {k: int(v) for k, v in state.get("counters", {}).items()}
+            self._marks = deque([(self._clock(), self._env_steps)])
+
     def _rate(self, now: float) -> float:
         """Steps per second since the last mark at or before ``now - rate_window_s``."""
         cutoff = now - self.rate_window_s

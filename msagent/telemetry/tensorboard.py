@@ -43,7 +43,7 @@ class ScalarWriter:
                     ("charts/episodes", float(self._episodes))]
         if snapshot.get("updates", 0) > self._updates:
             self._updates = snapshot["updates"]
-            out += [(f"losses/{k}", float(v)) for k, v in snapshot.get("losses", {}).items()]
+            out += [(loss_tag(k), float(v)) for k, v in snapshot.get("losses", {}).items()]
             out.append(("charts/policy_version", float(snapshot.get("policy_version") or 0)))
         out += [(f"counters/{k}", float(v)) for k, v in snapshot.get("counters", {}).items()]
         return out
@@ -77,3 +77,9 @@ class ScalarWriter:
 
             self._writer = SummaryWriter(log_dir=str(self.log_dir))
         return self._writer
+
+
+def loss_tag(name: str) -> str:
+    """The TensorBoard tag of a learner statistic: names with a group (``losses/policy``,
+    ``learner/lr``) keep it; bare names go under ``losses/``."""
+    return name if "/" in name else f"losses/{name}"

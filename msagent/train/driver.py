@@ -1,24 +1,31 @@
-"""``run_training``: start the services, watch progress until a stop criterion, stop cleanly."""
+"""``run_training``: start the services, watch them until a stop criterion or a signal, keep
+them alive (the supervisor), checkpoint periodically and at the end, and stop cleanly."""
 
 from __future__ import annotations
 
 import logging
 import time
+from contextlib import nullcontext
 from typing import Any
 
 import msagent
 from msagent.config import TrainConfig
-from msagent.errors import MsagentError
+from msagent.errors import ErrorInfo, MsagentError, ServiceDiedError
 from msagent.rundir import RunDir
-from msagent.runtime import Solver, state
-from msagent.telemetry import DROPPED, Metrics, ProgressDisplay, ScalarWriter
+from msagent.runtime import state
+from msagent.telemetry import DROPPED, Metrics, ProgressDisplay, ScalarWriter, log_to_file
 from msagent.telemetry.stopping import stop_reason
-from msagent.train.wiring import Services, connect_services
+from msagent.train.resume import ResumePlan, plan_resume
+from msagent.train.signals import StopSignals
+from msagent.train.supervisor import Supervisor, SupervisorSettings
+from msagent.train.wiring import RunInfo, Services, connect_services
 
 log = logging.getLogger("msagent.train")
 POLL_S = 0.1
-ABORT_STOP_S = 5.0
-"""How long, after a failure, each worker and the learner get to end their loops."""
+STOP_S = 30.0
+"""How long, at the end or after a failure, workers and the learner get to end their loops."""
+LOST = "fragments_lost"
+REPLACED = "worker_replacements"
 
 
 class TrainingError(MsagentError, RuntimeError):
@@ -26,26 +33,36 @@ class TrainingError(MsagentError, RuntimeError):
 
 
 def run_training(cfg: TrainConfig, run_dir: RunDir | None = None,
-                 resume: bool = False) -> dict[str, Any]:
+                 resume: bool | ResumePlan = False) -> dict[str, Any]:
     """Train as the config says; return the final figures (also shown by ``msagent train``).
 
     Starts the backend ``run.mode`` names and shuts it down at the end, unless this process
     already had one (chosen with ``msagent.init``, or a test's): then it uses that one and
     stops only the services it launched, leaving the backend (and its Ray) running.
+    ``resume`` is True (find the checkpoint here) or the plan the CLI already checked.
     """
+    with log_to_file(run_dir.log_path) if run_dir else nullcontext():
+        try:
+            return _train(cfg, run_dir, _plan(cfg, run_dir, resume))
+        except BaseException as exc:
+            log.error("the run failed: %s", exc, exc_info=exc)
+            raise
+
+
+def _train(cfg: TrainConfig, run_dir: RunDir | None, plan: ResumePlan | None) -> dict[str, Any]:
+    """Start the backend and the services, train, and shut down what this run started."""
+    run = _run_info(run_dir, plan)
     owns_backend = state.installed() is None
     msagent.init(backend="inline" if cfg.run.mode == "local" else "ray",
-                 address=cfg.run.address or None)
+                 address=cfg.run.address or None,
+                 log_file=str(run_dir.log_path) if run_dir else None)
+    log.info("%s run %s (generation %d)", "resuming" if plan else "starting", run.run_id,
+             run.generation)
     services: Services | None = None
     try:
-        services = connect_services(cfg, str(run_dir.path) if run_dir else None, resume)
-        services.learner.call_all("run")
-        services.workers.call_all("run")
-        return _watch(cfg, services, run_dir)
-    except BaseException:
-        if services is not None:
-            _abort(services)
-        raise
+        with StopSignals() as signals:
+            services = connect_services(cfg, run)
+            return Driver(cfg, services, run_dir, run, plan, signals).train()
     finally:
         if owns_backend:
             msagent.shutdown()
@@ -53,14 +70,23 @@ def run_training(cfg: TrainConfig, run_dir: RunDir | None = None,
             _shutdown(services)
 
 
-def _abort(services: Services) -> None:
-    """After a failure or an interrupt: end the workers' and learner's loops (no checkpoint),
-    so that none of their threads outlives the run and calls into a backend that is gone."""
-    for handle, args in ((services.workers, ()), (services.learner, (False,))):
-        try:
-            handle.call_all("stop", *args, timeout_s=ABORT_STOP_S)
-        except Exception:  # the failure being raised matters more than this one
-            log.exception("could not stop %s after a failure", handle.name)
+def _plan(cfg: TrainConfig, run_dir: RunDir | None, resume: bool | ResumePlan) -> ResumePlan | None:
+    """The resume plan: given, found in the run directory, or None for a fresh run."""
+    if isinstance(resume, ResumePlan) or not resume:
+        return resume or None
+    if run_dir is None:
+        raise ValueError("resume=True needs the run directory to resume")
+    return plan_resume(cfg, run_dir)
+
+
+def _run_info(run_dir: RunDir | None, plan: ResumePlan | None) -> RunInfo:
+    """Identity and resume point of this run (a resumed run keeps its id)."""
+    run_id = run_dir.run_id if run_dir else f"run-{time.time_ns():x}"
+    if plan is None:
+        return RunInfo(str(run_dir.path) if run_dir else None, run_id)
+    generation = int(plan.run.get("generation", 0)) + 1
+    return RunInfo(str(run_dir.path) if run_dir else None, plan.run.get("run_id", run_id),
+                   plan.step, generation)
 
 
 def _shutdown(services: Services) -> None:
@@ -72,46 +98,153 @@ def _shutdown(services: Services) -> None:
             log.exception("could not shut down service %s", handle.name)
 
 
-def _watch(cfg: TrainConfig, services: Services, run_dir: RunDir | None) -> dict[str, Any]:
-    """Poll workers and learner, show progress, write scalars, stop when a criterion holds."""
-    metrics = Metrics(window=cfg.run.stop.return_window)
-    metrics.add_env_steps(_learner_stats()["consumed_steps"])  # > 0 when resuming
-    writer = ScalarWriter(run_dir.tensorboard_dir if run_dir and cfg.logging.tensorboard
-                          else None)
-    next_log, reason = 0.0, None
-    with ProgressDisplay(cfg.logging.progress, cfg.logging.log_every_s) as display:
-        while reason is None:
-            time.sleep(POLL_S)
-            _collect(services, metrics)
-            snap = metrics.snapshot()
-            display.update(snap)
-            if time.monotonic() >= next_log:
-                writer.write(snap)
-                next_log = time.monotonic() + cfg.logging.log_every_s
-            reason = stop_reason(snap, cfg.run.stop)
-    age_at_stop = _process_age_s()
-    result = _finish(services, metrics, writer, reason)
-    result["seconds_since_process_start"] = round(age_at_stop, 2)
-    return result
+class Driver:
+    """Watches one run: progress, supervision, checkpoints, stop criteria and signals."""
 
+    def __init__(self, cfg: TrainConfig, services: Services, run_dir: RunDir | None,
+                 run: RunInfo, plan: ResumePlan | None, signals: StopSignals) -> None:
+        self.cfg, self.services, self.run_dir, self.run = cfg, services, run_dir, run
+        self.signals = signals
+        self.metrics = Metrics(window=cfg.run.stop.return_window)
+        if plan is not None:
+            self.metrics.load_state_dict(plan.progress)
+        sv = cfg.services
+        self.supervisor = Supervisor(services, SupervisorSettings(sv.env_worker.num_envs, {
+            services.workers.name: sv.env_worker.max_restarts,
+            "InferenceServer": sv.inference.max_restarts}))
+        self.writer = ScalarWriter(run_dir.tensorboard_dir if run_dir and cfg.logging.tensorboard
+                                   else None)
+        self._next_checkpoint = self._checkpoint_due()
 
-def _collect(services: Services, metrics: Metrics) -> None:
-    """Move episode results, env steps and learner statistics into the metrics."""
-    for drained in services.workers.call_all("drain"):
-        if drained["error"]:
-            raise TrainingError(f"an env worker failed: {drained['error']}")
-        metrics.add_env_steps(drained["env_steps"])
-        for ret, length in drained["episodes"]:
-            metrics.record_episode(ret, length)
-    stats = _learner_stats()
-    if stats["error"]:
-        raise TrainingError(f"the learner failed: {stats['error']}")
-    seen = metrics.snapshot()
-    if stats["updates"] > seen["updates"]:
-        metrics.record_losses(stats["losses"], stats["version"])
-    dropped = stats["dropped_fragments"] - seen["counters"].get(DROPPED, 0)
-    if dropped > 0:
-        metrics.counter(DROPPED, dropped)
+    def train(self) -> dict[str, Any]:
+        """Start the loops, watch until done; on any failure stop and save what can be saved."""
+        try:
+            self.services.learner.call_all("run")
+            self.services.workers.call_all("run")
+            reason = self._watch()
+        except BaseException:
+            self.supervisor.close()
+            self._after_failure()
+            self.writer.close()
+            raise
+        self.supervisor.close()
+        age_at_stop = _process_age_s()
+        result = self._finish(reason)
+        result["seconds_since_process_start"] = round(age_at_stop, 2)
+        return result
+
+    def _watch(self) -> str:
+        """Poll, show progress, write scalars and checkpoints until a reason to stop."""
+        next_log, reason = 0.0, None
+        with ProgressDisplay(self.cfg.logging.progress, self.cfg.logging.log_every_s) as display:
+            while reason is None:
+                time.sleep(POLL_S)
+                self._collect()
+                snap = self.metrics.snapshot()
+                display.update(snap)
+                if time.monotonic() >= next_log:
+                    self.writer.write(snap)
+                    next_log = time.monotonic() + self.cfg.logging.log_every_s
+                if time.monotonic() >= self._next_checkpoint:
+                    self._checkpoint()
+                reason = self._stop_reason(snap)
+        return reason
+
+    def _stop_reason(self, snap: dict[str, Any]) -> str | None:
+        """A stop criterion reached, or a stop signal received."""
+        if self.signals.received:
+            log.warning("%s received: stopping cleanly", self.signals.received)
+            return f"interrupted by {self.signals.received}"
+        return stop_reason(snap, self.cfg.run.stop)
+
+    def _collect(self) -> None:
+        """Supervise, then move episodes, env steps and learner statistics into the metrics."""
+        replaced_before = len(self.supervisor.replacements)
+        lost_before = self.supervisor.lost_fragments
+        for drained in self.supervisor.poll().values():
+            self.metrics.add_env_steps(drained["env_steps"])
+            for ret, length in drained["episodes"]:
+                self.metrics.record_episode(ret, length)
+        self._count(REPLACED, len(self.supervisor.replacements) - replaced_before)
+        self._count(LOST, self.supervisor.lost_fragments - lost_before)
+        stats = self._learner_stats()
+        if stats["error"] is not None:
+            raise self._learner_failed(stats["error"])
+        seen = self.metrics.snapshot()
+        if stats["updates"] > seen["updates"]:
+            self.metrics.record_losses(stats["losses"], stats["version"])
+        self._count(DROPPED, stats["dropped_fragments"] - seen["counters"].get(DROPPED, 0))
+
+    def _count(self, name: str, n: int) -> None:
+        """Add to an event counter when something happened."""
+        if n > 0:
+            self.metrics.counter(name, n)
+
+    def _learner_failed(self, error: ErrorInfo) -> MsagentError:
+        """The learner's error; if a service it calls died meanwhile, name that one instead."""
+        time.sleep(0.5)  # a dead buffer or pool fails the learner's call before it is reaped
+        for handle in self.services.stateful():
+            dead = handle.reap()
+            if dead:
+                return ServiceDiedError(f"service {handle.name} died ({', '.join(dead)})")
+        return error.rebuild("the learner failed")
+
+    def _learner_stats(self) -> dict[str, Any]:
+        """The learner's counters (a learner that died meanwhile is named as such)."""
+        found = list(self.services.learner.call_each("stats").values())
+        if not found:
+            self.services.learner.reap()
+            raise ServiceDiedError(f"service {self.services.learner.name} died")
+        return found[0]
+
+    def _checkpoint(self) -> int | None:
+        """Ask the learner to write a checkpoint with the driver's progress; its step."""
+        self._next_checkpoint = self._checkpoint_due()
+        if self.run_dir is None:
+            return None
+        run = {"run_id": self.run.run_id, "generation": self.run.generation}
+        step = self.services.learner.call_all("checkpoint", self.metrics.state_dict(), run)[0]
+        if step is not None:
+            log.info("checkpoint %d written", step)
+        return step
+
+    def _checkpoint_due(self) -> float:
+        """When the next periodic checkpoint is due (never when disabled)."""
+        every = self.cfg.services.learner.checkpoint_every_s
+        return time.monotonic() + every if every else float("inf")
+
+    def _finish(self, reason: str) -> dict[str, Any]:
+        """Stop workers, then the learner; final checkpoint; the result."""
+        self.services.workers.call_all("stop")
+        learner = self.services.learner.call_all("stop", STOP_S)[0]
+        step = self._checkpoint()
+        snap = self.metrics.snapshot()
+        self.writer.write(snap)
+        self.writer.close()
+        log.info("training stopped: %s", reason)
+        return {"stop_reason": reason, "signal": self.signals.received,
+                "env_steps": snap["env_steps"], "mean_return": snap["mean_return"],
+                "episodes": snap["episodes"], "updates": learner["updates"],
+                "policy_version": learner["version"], "snapshots": learner["snapshots"],
+                "dropped_fragments": learner["dropped_fragments"],
+                "fragments_lost": self.supervisor.lost_fragments,
+                "replacements": [r.as_dict() for r in self.supervisor.replacements],
+                "checkpoint": step, "elapsed_s": round(snap["elapsed_s"], 2)}
+
+    def _after_failure(self) -> None:
+        """End the loops of what still lives, and checkpoint if the learner lives and is sound."""
+        for handle, args in ((self.services.workers, ()), (self.services.learner, (5.0,))):
+            try:
+                handle.reap()
+                handle.call_each("stop", *args)
+            except Exception:  # the failure being raised matters more than this one
+                log.exception("could not stop %s after a failure", handle.name)
+        try:
+            if self.services.learner.instance_ids():
+                step = self._checkpoint()
+                log.info("final checkpoint after the failure: %s", step)
+        except Exception:
+            log.exception("no final checkpoint could be written")
 
 
 def _process_age_s() -> float:
@@ -119,24 +252,3 @@ def _process_age_s() -> float:
     import psutil
 
     return time.time() - psutil.Process().create_time()
-
-
-def _learner_stats() -> dict[str, Any]:
-    """The learner's counters."""
-    return Solver().retrieve("Learner", "stats")
-
-
-def _finish(services: Services, metrics: Metrics, writer: ScalarWriter,
-            reason: str) -> dict[str, Any]:
-    """Stop workers, then the learner (final checkpoint); return the result."""
-    services.workers.call_all("stop")
-    learner = Solver().retrieve("Learner", "stop")
-    snap = metrics.snapshot()
-    writer.write(snap)
-    writer.close()
-    log.info("training stopped: %s", reason)
-    return {"stop_reason": reason, "env_steps": snap["env_steps"],
-            "mean_return": snap["mean_return"], "episodes": snap["episodes"],
-            "updates": learner["updates"], "policy_version": learner["version"],
-            "snapshots": learner["snapshots"], "dropped_fragments": learner["dropped_fragments"],
-            "elapsed_s": round(snap["elapsed_s"], 2)}

@@ -38,11 +38,34 @@ class Services:
         found = [self.workers, self.inference, self.learner, self.buffer, self.model_pool]
         return [h for h in found if h is not None]
 
+    def stateful(self) -> list[ServiceHandle]:
+        """The services whose death ends the run (they hold state a replacement lacks)."""
+        return [self.learner, self.buffer, self.model_pool]
 
-def connect_services(cfg: TrainConfig, run_dir: str | None, resume: bool) -> Services:
-    """Start the run's services in dependency order and return their handles.
 
-    If one fails to start, the ones already started are stopped before the error is raised.
+@dataclass
+class RunInfo:
+    """Who this run is: where it writes, its key namespace, and where it resumes from.
+
+    Attributes:
+        run_dir: The run directory (None: write nothing, e.g. in tests).
+        run_id: Namespaces the run's keys in a shared model pool (kept across resumes).
+        resume_step: The checkpoint the learner continues from (None: a fresh start).
+        generation: How many times the run was resumed (part of the env workers' seeds).
+    """
+
+    run_dir: str | None = None
+    run_id: str = ""
+    resume_step: int | None = None
+    generation: int = 0
+
+
+def connect_services(cfg: TrainConfig, run: RunInfo) -> Services:
+    """Start the run's services and return their handles.
+
+    Every service's instances are built in parallel (``launch(wait=False)``, then one wait for
+    all): none needs another to be built. If one fails to start, all are stopped before the
+    error is raised.
     """
     check_supported(cfg)
     sv, scripts = cfg.services, policy_scripts(cfg)
@@ -50,31 +73,39 @@ def connect_services(cfg: TrainConfig, run_dir: str | None, resume: bool) -> Ser
     started: list[ServiceHandle] = []
 
     def start(cls: type, **options: Any) -> ServiceHandle:
-        handle = launch(cls, **options)
+        handle = launch(cls, wait=False, **options)
         started.append(handle)
         return handle
 
-    try:
-        buffer = start(ReplayBufferService, resources=_res(sv.buffer), args=([table],))
-        model_pool = start(ModelPoolService, resources=_res(sv.model_pool),
-                           kwargs={"url": sv.model_pool.url, "keep_last": sv.model_pool.keep_last})
+    try:  # the slowest to build first: Ray starts two processes at a time on two cores
         learner = start(Learner, resources=_res(sv.learner), args=(LearnerSettings(
             scripts=scripts, ppo=cfg.ppo_config(), table=table.name, policy_id=POLICY_ID,
             batch_fragments=sv.env_worker.num * sv.env_worker.num_envs,
             max_policy_lag=sv.learner.max_policy_lag, publish_every=sv.learner.publish_every,
-            dump_model_every=sv.learner.dump_model_every,
-            checkpoint_every_s=sv.learner.checkpoint_every_s, run_dir=run_dir, resume=resume),))
+            dump_model_every=sv.learner.dump_model_every, run_dir=run.run_dir,
+            resume_step=run.resume_step),))
         central = sv.inference.mode == "central"
-        inference = start(configured(sv.inference.batch, sv.inference.max_wait_ms),
+        per_server = -(-sv.env_worker.num // max(sv.inference.num, 1))  # ceil
+        inference = start(configured(sv.inference.batch or per_server, sv.inference.max_wait_ms),
                           num=sv.inference.num, name="InferenceServer",
                           resources=_res(sv.inference),
                           args=(scripts, sv.inference.cache_size)) if central else None
         workers = start(EnvWorker, num=sv.env_worker.num, resources=_res(sv.env_worker),
                         args=(WorkerSettings(scripts, sv.env_worker.num_envs,
                                              sv.env_worker.fragment_len, POLICY_ID, table.name,
-                                             central, sv.learner.sync),))
+                                             central, sv.learner.sync, run.generation),))
+        buffer = start(ReplayBufferService, resources=_res(sv.buffer), args=([table],))
+        model_pool = start(ModelPoolService, resources=_res(sv.model_pool),
+                           kwargs={"url": sv.model_pool.url, "keep_last": sv.model_pool.keep_last,
+                                   "namespace": run.run_id})
+        for handle in started:
+            handle.wait_ready()
     except BaseException:
         for handle in reversed(started):
+            try:
+                handle.wait_ready()  # instances still starting must be known to be stopped
+            except Exception:
+                pass
             handle.shutdown()
         raise
     return Services(buffer, model_pool, learner, inference, workers)

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import socket
 import sys
-import types
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -13,24 +16,31 @@ from typer.testing import CliRunner
 from msagent.cli import app
 from msagent.config import TrainConfig, load_config
 from msagent.rundir import RunDir
+from msagent.preflight import ADDRESS_TIMEOUT_S
 from tests.config.helpers import MINIMAL
 
 runner = CliRunner()
 
 
+@contextmanager
+def listening_port() -> Iterator[int]:
+    """A TCP port on 127.0.0.1 that accepts connections while the block runs."""
+    with socket.socket() as server:
+        server.bind(("127.0.0.1", 0))
+        server.listen()
+        yield server.getsockname()[1]
+
+
 @pytest.fixture
 def fake_training(monkeypatch: pytest.MonkeyPatch) -> list[dict[str, Any]]:
-    """Install a fake ``msagent.train`` that records its calls."""
+    """Replace the hand-over to training with a fake that records its calls."""
     calls: list[dict[str, Any]] = []
 
-    def run_training(cfg: TrainConfig, run_dir: RunDir, resume: bool) -> dict[str, Any]:
-        calls.append({"cfg": cfg, "run_dir": run_dir, "resume": resume})
+    def run(cfg: TrainConfig, run_dir: RunDir, plan: Any) -> dict[str, Any]:
+        calls.append({"cfg": cfg, "run_dir": run_dir, "resume": plan})
         return {"env_steps": 4096, "stop_reason": "fake"}
 
-    module = types.ModuleType("msagent.train")
-    module.run_training = run_training  # type: ignore[attr-defined]
-    module.check_supported = lambda cfg: None  # type: ignore[attr-defined]
-    monkeypatch.setitem(sys.modules, "msagent.train", module)
+    monkeypatch.setattr("msagent.cli.run", run)
     return calls
 
 
@@ -50,26 +60,29 @@ def test_bad_set_exits_2(write_config, fake_training) -> None:
 def test_train_creates_run_dir_and_passes_config(write_config, fake_training, tmp_path) -> None:
     path = write_config(MINIMAL)
     root = tmp_path / "out"
-    result = runner.invoke(app, ["train", str(path), "--set", f"run.root={str(root)!r}",
-                                 "--set", "run.seed=9", "--address", "10.0.0.1:6379"])
+    with listening_port() as port:
+        result = runner.invoke(app, ["train", str(path), "--set", f"run.root={str(root)!r}",
+                                     "--set", "run.seed=9", "--address", f"127.0.0.1:{port}"])
     assert result.exit_code == 0, result.output
     (call,) = fake_training
     cfg, run_dir = call["cfg"], call["run_dir"]
-    assert call["resume"] is False and cfg.run.seed == 9
-    assert (cfg.run.mode, cfg.run.address) == ("ray", "10.0.0.1:6379")
+    assert call["resume"] is None and cfg.run.seed == 9
+    assert (cfg.run.mode, cfg.run.address) == ("ray", f"127.0.0.1:{port}")
     assert run_dir.path.parent == root and str(run_dir.path) in result.output
     assert load_config(run_dir.config_path) == cfg
     assert "stop_reason" in result.output
 
 
-def test_mode_flag_and_resume(write_config, fake_training, tmp_path) -> None:
+def test_resume_without_a_checkpoint_exits_2_and_keeps_the_config(write_config, fake_training,
+                                                                   tmp_path) -> None:
     previous = RunDir.create(tmp_path / "runs", "old")
+    previous.write_config("# the first run's config\n")
     args = ["train", str(write_config(MINIMAL)), "--mode", "local", "--resume", str(previous.path)]
     result = runner.invoke(app, args)
-    assert result.exit_code == 0, result.output
-    (call,) = fake_training
-    assert call["resume"] is True and call["run_dir"].path == previous.path
-    assert call["cfg"].run.mode == "local"
+    assert result.exit_code == 2, result.output
+    assert "has no complete checkpoint" in result.output and fake_training == []
+    assert previous.config_path.read_text() == "# the first run's config\n"
+    assert not list(previous.path.glob("config.*.toml"))
 
 
 def test_resume_of_a_non_run_dir_exits_2(write_config, fake_training, tmp_path) -> None:
@@ -77,12 +90,27 @@ def test_resume_of_a_non_run_dir_exits_2(write_config, fake_training, tmp_path) 
     assert result.exit_code == 2 and "not an msagent run directory" in result.output
 
 
-def test_missing_training_module_is_reported(write_config, monkeypatch, tmp_path) -> None:
-    monkeypatch.setitem(sys.modules, "msagent.train", None)  # import fails like a missing module
-    monkeypatch.chdir(tmp_path)
-    result = runner.invoke(app, ["train", str(write_config(MINIMAL))])
-    assert result.exit_code == 1 and "msagent.train" in result.output
-    assert not (tmp_path / "runs").exists()
+def test_address_with_nothing_there_fails_fast_without_a_run_dir(write_config, fake_training,
+                                                                 tmp_path) -> None:
+    with listening_port() as port:
+        pass  # the port is closed again: nothing listens there
+    start = time.monotonic()
+    result = runner.invoke(app, ["train", str(write_config(MINIMAL)), "--set",
+                                 f"run.root={str(tmp_path / 'runs')!r}",
+                                 "--address", f"127.0.0.1:{port}"])
+    assert result.exit_code == 2, result.output
+    assert f"no Ray cluster answers at 127.0.0.1:{port}" in result.output
+    assert time.monotonic() - start < ADDRESS_TIMEOUT_S + 5
+    assert not (tmp_path / "runs").exists() and fake_training == []
+
+
+def test_result_json_into_a_missing_folder_fails_before_training(write_config, fake_training,
+                                                                 tmp_path) -> None:
+    result = runner.invoke(app, ["train", str(write_config(MINIMAL)), "--set",
+                                 f"run.root={str(tmp_path / 'runs')!r}",
+                                 "--result-json", str(tmp_path / "nowhere" / "r.json")])
+    assert result.exit_code == 2 and "does not exist" in result.output
+    assert not (tmp_path / "runs").exists() and fake_training == []
 
 
 def test_version_and_python_dash_m() -> None:

@@ -86,4 +86,4 @@ def test_central_worker_sends_one_request_per_step_and_waits_for_each_version(
     assert rows == [K] * (2 + 2 * T)
     assert server.stats()[0]["errors"] == {}
     (drained,) = workers.call_all("drain")
-    assert drained["error"] == "" and drained["env_steps"] == 2 * K * T
+    assert drained["error"] is None and drained["env_steps"] == 2 * K * T

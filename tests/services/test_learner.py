@@ -52,7 +52,7 @@ def test_learner_drops_stale_fragments_snapshots_and_checkpoints(backend: str,
     pool = launch(ModelPoolService)
     learner = launch(Learner, args=(LearnerSettings(
         scripts=SCRIPTS, ppo=CARTPOLE_PPO, batch_fragments=BATCH, max_policy_lag=0,
-        dump_model_every=1, checkpoint_every_s=0, run_dir=str(run_dir.path)),))
+        dump_model_every=1, run_dir=str(run_dir.path)),))
     topic = params_topic("main")
     old = publish(topic, cartpole_policy(7).get_weights())
     insert(buffer, old, seed=1)
@@ -61,7 +61,7 @@ def test_learner_drops_stale_fragments_snapshots_and_checkpoints(backend: str,
     try:
         stats = stats_once(learner, "dropped_fragments", "the stale fragments to be dropped")
         assert stats["dropped_fragments"] == BATCH
-        assert stats["updates"] == 0 and stats["snapshots"] == 0 and stats["error"] == ""
+        assert stats["updates"] == 0 and stats["snapshots"] == 0 and stats["error"] is None
         # one publish when it started, none for the dropped batch (the actors of stale
         # fragments are not waiting: the version after theirs exists)
         assert stats["version"] == old + 2
@@ -72,14 +72,15 @@ def test_learner_drops_stale_fragments_snapshots_and_checkpoints(backend: str,
         stats = stats_once(learner, "updates", "an update on the fresh fragments")
     finally:
         final = learner.call_all("stop")[0]
+    assert learner.call_all("checkpoint", {"env_steps": 7}, {"run_id": "r"}) == [1]
     assert stats["dropped_fragments"] == BATCH and stats["consumed_steps"] == BATCH * 16
-    assert final["updates"] == 1 and final["snapshots"] == 1 and final["error"] == ""
+    assert final["updates"] == 1 and final["snapshots"] == 1 and final["error"] is None
     assert final["version"] == current + 1
     published_version, published = subscribe(topic).latest()
     assert published_version == final["version"]
 
-    # dump_model_every=1: the update's weights went to the model pool as main:1
-    assert Solver().retrieve(pool, "list", "main") == [ModelKey("main", 1)]
+    # dump_model_every=1: the update's weights went to the model pool, keyed by their version
+    assert Solver().retrieve(pool, "list", "main") == [ModelKey("main", final["version"])]
     snapshot = Solver().retrieve(pool, "pull_latest", "main")
     assert snapshot.metadata["updates"] == 1
     assert snapshot.metadata["param_version"] == final["version"]
@@ -90,6 +91,8 @@ def test_learner_drops_stale_fragments_snapshots_and_checkpoints(backend: str,
     assert checkpoint is not None and checkpoint.step == 1
     counters = checkpoint.state["counters"]
     assert counters["updates"] == 1 and counters["dropped_fragments"] == BATCH
+    assert counters["version"] == final["version"]
+    assert checkpoint.state["progress"] == {"env_steps": 7} and checkpoint.state["run"]["run_id"] == "r"
     state = unflatten_state(checkpoint.tensors, checkpoint.state["skeleton"])
     assert_same_weights(state["policy"], published)
     initial = cartpole_policy(SCRIPTS.seed).get_weights()  # what the learner started from
@@ -104,7 +107,7 @@ def test_parameters_lost_with_the_learner_process_do_not_break_subscribers(
     before = subscribe(topic).latest()[0]
     learner.call_all("run")
     wait_until(lambda: subscribe(topic).latest()[0] > before, what="the learner's publish")
-    learner.call_all("stop", False)
+    learner.call_all("stop")
     learner.shutdown()
     # the newest value lived in the learner's process: once Ray notices it is gone the value
     # is lost, and subscribers (a worker of the next run) see none instead of an error

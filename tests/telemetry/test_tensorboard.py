@@ -51,3 +51,31 @@ def test_disabled_writer_writes_and_imports_nothing(tmp_path: Path) -> None:
                           timeout=120, cwd=Path(__file__).resolve().parents[2])
     assert done.returncode == 0, done.stderr
     assert not (tmp_path / "tb").exists()
+
+
+README_TAGS = {
+    "charts/episode_return", "charts/episode_length", "charts/episodes", "charts/policy_version",
+    "losses/policy", "losses/value", "losses/entropy", "losses/approx_kl", "losses/clipfrac",
+    "losses/explained_variance", "learner/lr", "throughput/env_steps_per_s",
+}
+"""The tags the README documents for a PPO run (plus ``counters/<event>`` when events happen)."""
+
+
+def test_a_training_run_writes_the_tags_the_readme_documents(inline_only: str,
+                                                             tmp_path: Path) -> None:
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    from msagent.rundir import RunDir
+    from msagent.train import run_training
+    from tests.train.helpers import example_config
+
+    cfg = example_config(tmp_path, "local", "logging.tensorboard=true", "run.stop.mean_return=0",
+                         "run.stop.env_steps=20000", "logging.log_every_s=0.1")
+    run_dir = RunDir.create(cfg.run.root, cfg.run.name)
+    run_training(cfg, run_dir, False)
+    events = EventAccumulator(str(run_dir.tensorboard_dir))
+    events.Reload()
+    tags = set(events.Tags()["scalars"])
+    assert {t for t in tags if not t.startswith("counters/")} == README_TAGS
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    assert all(f"`{tag}`" in readme for tag in README_TAGS)

@@ -1,4 +1,5 @@
-"""A failing service ends training with TrainingError, and no service thread outlives it."""
+"""A failing env worker is replaced (within limits); a crash loop or a disabled restart ends the
+run with the env's own error, and no service thread outlives the run."""
 
 from __future__ import annotations
 
@@ -9,8 +10,9 @@ from pathlib import Path
 import pytest
 
 from msagent.config import TrainConfig
+from msagent.errors import RemoteError, ServiceDiedError
 from msagent.runtime import state
-from msagent.train import TrainingError, run_training
+from msagent.train import run_training
 from tests.services.helpers import wait_until
 from tests.train.helpers import example_config
 
@@ -41,14 +43,26 @@ def make_env(id="CartPole-v1"):
     return Breaks(gym.make(id))
 '''
 
+CRASH_LOOPING_ENV = '''
+import gymnasium as gym
 
-def breaking_config(tmp_path: Path) -> TrainConfig:
-    """The example in local mode where one env of one worker raises in its 4th fragment, while
-    the other worker and the learner go on (and would go on forever if nobody stopped them)."""
-    script = tmp_path / "breaking_env.py"
-    script.write_text(BREAKING_ENV)
+
+class AlwaysBreaks(gym.Wrapper):
+    def step(self, action):
+        raise RuntimeError("broken on every step")
+
+
+def make_env(id="CartPole-v1"):
+    return AlwaysBreaks(gym.make(id))
+'''
+
+
+def config_with_env(tmp_path: Path, source: str, *overrides: str) -> TrainConfig:
+    """The example in local mode with the given env script."""
+    script = tmp_path / "env_script.py"
+    script.write_text(source)
     return example_config(tmp_path, "local", f"scripts.env={json.dumps(str(script))}",
-                          "run.stop.time_s=60")
+                          "run.stop.mean_return=0", *overrides)
 
 
 def service_threads() -> list[str]:
@@ -57,16 +71,34 @@ def service_threads() -> list[str]:
             if t.name.startswith(("fire:EnvWorker", "fire:Learner"))]
 
 
-def test_a_failing_env_ends_the_run_and_its_own_backend(tmp_path: Path) -> None:
-    with pytest.raises(TrainingError, match="an env worker failed: RuntimeError: the env broke"):
-        run_training(breaking_config(tmp_path), None, False)
+def test_a_failing_env_worker_is_replaced_and_the_run_goes_on(tmp_path: Path) -> None:
+    cfg = config_with_env(tmp_path, BREAKING_ENV, "run.stop.env_steps=40000",
+                          "run.stop.time_s=60")
+    result = run_training(cfg, None, False)
+    assert result["stop_reason"].startswith("env_steps"), result
+    (replaced,) = result["replacements"]
+    assert replaced["dead"] == "EnvWorker#0" and replaced["new"] == "EnvWorker#2"
+    assert "RuntimeError: the env broke" in replaced["cause"]
+    assert replaced["back_s"] is not None and replaced["back_s"] < 30
+    assert result["fragments_lost"] == cfg.services.env_worker.num_envs
+    wait_until(lambda: not service_threads(), timeout_s=10, what="the service threads to end")
+
+
+def test_without_restarts_a_failing_env_ends_the_run_and_its_own_backend(tmp_path: Path) -> None:
+    cfg = config_with_env(tmp_path, BREAKING_ENV, "run.stop.time_s=60",
+                          "services.env_worker.max_restarts=0")
+    with pytest.raises(RemoteError,
+                       match="env worker EnvWorker#0 failed: RuntimeError: the env broke"):
+        run_training(cfg, None, False)
     assert state.installed() is None
     wait_until(lambda: not service_threads(), timeout_s=10, what="the service threads to end")
 
 
-def test_a_failing_env_stops_only_the_runs_services(inline_only: str, tmp_path: Path) -> None:
+def test_a_crash_looping_env_script_stops_the_run(inline_only: str, tmp_path: Path) -> None:
     backend = state.installed()
-    with pytest.raises(TrainingError, match="the env broke"):
-        run_training(breaking_config(tmp_path), None, False)
+    cfg = config_with_env(tmp_path, CRASH_LOOPING_ENV, "run.stop.time_s=60")
+    with pytest.raises(ServiceDiedError, match="crash-looping") as caught:
+        run_training(cfg, None, False)
+    assert "RuntimeError: broken on every step" in str(caught.value)
     assert state.installed() is backend and backend.services() == []
     wait_until(lambda: not service_threads(), timeout_s=10, what="the service threads to end")

@@ -1,0 +1,92 @@
+"""``--resume``: choose the checkpoint to continue from and check it fits, before anything runs.
+
+Everything here happens in the driver before a service starts or the run directory is written
+to, so a resume that cannot work fails with nothing changed.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from safetensors import SafetensorError
+
+from msagent.config import TrainConfig
+from msagent.errors import ConfigError
+from msagent.rundir import Checkpoint, RunDir
+from msagent.services.learner_state import REQUIRED_KEYS, policy_weights
+from msagent.user_scripts import build_policy
+
+log = logging.getLogger("msagent.train")
+
+
+@dataclass
+class ResumePlan:
+    """The checkpoint a resumed run continues from, and what the driver restores from it."""
+
+    step: int
+    path: str
+    progress: dict[str, Any] = field(default_factory=dict)
+    run: dict[str, Any] = field(default_factory=dict)
+
+
+def plan_resume(cfg: TrainConfig, run_dir: RunDir,
+                warn: Callable[[str], None] = log.warning) -> ResumePlan:
+    """The newest readable checkpoint of ``run_dir``, checked against the config's policy.
+
+    Unreadable checkpoints are skipped with a warning; none readable is an error.
+
+    Raises:
+        ConfigError: Nothing to resume, or the checkpoint does not fit the policy the user's
+            scripts build now (naming the checkpoint file and the parameter).
+    """
+    found = _newest_readable(run_dir, warn)
+    path = str(run_dir.checkpoints.path(found.step, ".safetensors"))
+    _check_fits(cfg, found, path)
+    return ResumePlan(found.step, path, found.state.get("progress", {}), found.state.get("run", {}))
+
+
+def _newest_readable(run_dir: RunDir, warn: Callable[[str], None]) -> Checkpoint:
+    """Load checkpoints newest first until one reads back whole."""
+    steps = run_dir.checkpoint_steps()
+    if not steps:
+        raise ConfigError(f"cannot resume {run_dir.path}: it has no complete checkpoint "
+                          f"in {run_dir.checkpoint_dir}")
+    for step in reversed(steps):
+        try:
+            found = run_dir.load_checkpoint(step)
+            _check_keys(found)
+            return found
+        except (OSError, ValueError, KeyError, SafetensorError) as exc:
+            name = run_dir.checkpoints.path(step, ".json").name
+            warn(f"skipping unreadable checkpoint {name}: {exc}")
+    raise ConfigError(f"cannot resume {run_dir.path}: none of its {len(steps)} checkpoints "
+                      "can be read (see the warnings above)")
+
+
+def _check_keys(found: Checkpoint) -> None:
+    """A learner checkpoint's JSON must hold the learner's keys."""
+    if not isinstance(found.state, dict):
+        raise ValueError("its JSON is not an object")
+    missing = [k for k in REQUIRED_KEYS if k not in found.state]
+    if missing:
+        raise ValueError(f"its JSON lacks {missing}")
+
+
+def _check_fits(cfg: TrainConfig, found: Checkpoint, path: str) -> None:
+    """Refuse a checkpoint whose weights do not fit the policy the scripts build now."""
+    saved = policy_weights(found.tensors, found.state)
+    sc = cfg.scripts
+    now = build_policy(str(sc.env), str(sc.agent), dict(cfg.env), cfg.run.seed).get_weights()
+    for name in sorted(set(saved) | set(now)):
+        if name not in now or name not in saved:
+            where = "the checkpoint only" if name in saved else "the policy built now only"
+            raise ConfigError(f"cannot resume from {path}: parameter {name!r} is in {where}; "
+                              "the network in the agent script changed since the checkpoint")
+        if np.shape(saved[name]) != np.shape(now[name]):
+            raise ConfigError(f"cannot resume from {path}: parameter {name!r} has shape "
+                              f"{tuple(np.shape(saved[name]))} in the checkpoint but "
+                              f"{tuple(np.shape(now[name]))} in the policy built now")

@@ -1,0 +1,191 @@
+"""Keeps a run alive: replaces dead or failed env workers and inference servers, and stops the
+run with one clear error when a service that holds state (learner, buffer, model pool) dies.
+
+Replacements start in a background thread, so progress goes on while a new process imports
+torch. A replacement gets a fresh instance index, hence a fresh seed (see ``worker_seed``).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any
+
+from msagent.errors import ErrorInfo, ServiceDiedError
+from msagent.runtime import ServiceHandle
+
+log = logging.getLogger("msagent.supervisor")
+
+CRASH_LOOP_STRIKES = 3
+"""Replacements in a row that fail before shipping any fragment: the env script is broken."""
+
+
+@dataclass
+class Replacement:
+    """One replaced instance, for the log and the result."""
+
+    service: str
+    dead: str
+    cause: str
+    detected_at: float
+    new: str = ""
+    ready_s: float | None = None
+    back_s: float | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        """Plain data for the result JSON."""
+        return {"service": self.service, "dead": self.dead, "new": self.new, "cause": self.cause,
+                "ready_s": self.ready_s, "back_s": self.back_s}
+
+
+@dataclass
+class SupervisorSettings:
+    """How the supervisor treats failures."""
+
+    num_envs: int
+    max_restarts: dict[str, int] = field(default_factory=dict)
+    """Replacements allowed per service name per run (0: none; a failure stops the run)."""
+
+    def limit(self, service: str) -> int:
+        """The replacements allowed for ``service`` (20 unless set)."""
+        return self.max_restarts.get(service, 20)
+
+
+@dataclass
+class _Book:
+    """Per-service bookkeeping."""
+
+    restarts: int = 0
+    strikes: int = 0
+    pending: list[Replacement] = field(default_factory=list)
+    future: Future[list[str]] | None = None
+
+
+class Supervisor:
+    """Polled by the driver; returns what the env workers drained, raises on fatal failures."""
+
+    def __init__(self, services: Any, settings: SupervisorSettings) -> None:
+        self.services, self.s = services, settings
+        self.replacements: list[Replacement] = []
+        self.lost_fragments = 0
+        self._books: dict[str, _Book] = {}
+        self._shipped: dict[str, int] = {}
+        self._pool = ThreadPoolExecutor(1, thread_name_prefix="msagent-replace")
+        self._lock = threading.Lock()
+
+    def poll(self) -> dict[str, dict[str, Any]]:
+        """Check every service once; the workers' drained data by instance id."""
+        for handle in self.services.stateful():
+            dead = handle.reap()
+            if dead:
+                raise ServiceDiedError(f"service {handle.name} died ({', '.join(dead)})")
+        if self.services.inference is not None:
+            self._replace(self.services.inference, handle_dead(self.services.inference))
+        workers = self.services.workers
+        dead = handle_dead(workers)
+        drained = workers.call_each("drain")
+        failed = {iid: d["error"] for iid, d in drained.items() if d["error"] is not None}
+        self._check_fatal(failed)
+        if failed:
+            workers.remove(list(failed))
+        self._count_shipped(drained)
+        self._replace(workers, dead + [(iid, err.line()) for iid, err in failed.items()])
+        self._finish_replacements(workers, drained)
+        return drained
+
+    def close(self) -> None:
+        """Wait for a replacement in progress (it must not outlive the run's backend)."""
+        self._pool.shutdown(wait=True, cancel_futures=True)
+
+    def _check_fatal(self, failed: dict[str, ErrorInfo]) -> None:
+        """A user error (bad env data, a broken script) is not retried: it stops the run."""
+        for iid, err in failed.items():
+            if err.user or self.s.limit(self.services.workers.name) == 0:
+                raise err.rebuild(f"env worker {iid} failed")
+
+    def _count_shipped(self, drained: dict[str, dict[str, Any]]) -> None:
+        """Remember which instances took env steps (a replacement that did is healthy)."""
+        for iid, d in drained.items():
+            if d["env_steps"]:
+                self._shipped[iid] = self._shipped.get(iid, 0) + d["env_steps"]
+
+    def _replace(self, handle: ServiceHandle, dead: list[tuple[str, str]]) -> None:
+        """Start replacements for dead instances in the background, within the limits."""
+        if not dead:
+            return
+        book = self._books.setdefault(handle.name, _Book())
+        for iid, cause in dead:
+            self._strike(handle.name, book, iid, cause)
+            book.pending.append(Replacement(handle.name, iid, cause, time.monotonic()))
+            log.warning("%s died or failed (%s); starting a replacement", iid, cause)
+        if handle is self.services.workers:
+            self.lost_fragments += len(dead) * self.s.num_envs
+            self._resize_batch()
+        self._launch(handle, book)
+
+    def _strike(self, service: str, book: _Book, iid: str, cause: str) -> None:
+        """Count a replacement; stop the run past the limit or in a crash loop."""
+        book.restarts += 1
+        book.strikes = book.strikes + 1 if not self._shipped.get(iid) else 1
+        if book.restarts > self.s.limit(service):
+            raise ServiceDiedError(f"{iid} died or failed ({cause}); {service} was already "
+                                   f"replaced {self.s.limit(service)} times (the limit)")
+        if service == self.services.workers.name and book.strikes > CRASH_LOOP_STRIKES:
+            raise ServiceDiedError(f"{iid} failed ({cause}); {CRASH_LOOP_STRIKES} replacements "
+                                   "in a row failed before taking a step: the env script is "
+                                   "crash-looping")
+
+    def _launch(self, handle: ServiceHandle, book: _Book) -> None:
+        """Grow the service by the number of pending replacements (one grow at a time)."""
+        with self._lock:
+            if book.future is not None and not book.future.done():
+                return
+            waiting = [r for r in book.pending if not r.new]
+            if waiting:
+                book.future = self._pool.submit(handle.grow, len(waiting))
+
+    def _finish_replacements(self, workers: ServiceHandle, drained: dict[str, Any]) -> None:
+        """Start replacements that are ready, and record when they first took steps."""
+        for name, book in self._books.items():
+            handle = workers if name == workers.name else self.services.inference
+            if book.future is not None and book.future.done():
+                self._started(handle, book, book.future.result())
+                book.future = None
+                self._launch(handle, book)
+            for rep in [r for r in book.pending if _is_back(r, handle is workers, drained)]:
+                rep.back_s = round(time.monotonic() - rep.detected_at, 2)
+                book.pending.remove(rep)
+                log.info("replacement %s of %s is back after %.1f s", rep.new, rep.dead, rep.back_s)
+
+    def _started(self, handle: ServiceHandle, book: _Book, new: list[str]) -> None:
+        """Assign new instances to the waiting replacements and start their loops."""
+        waiting = [r for r in book.pending if not r.new]
+        for rep, iid in zip(waiting, new):
+            rep.new, rep.ready_s = iid, round(time.monotonic() - rep.detected_at, 2)
+            self.replacements.append(rep)
+        if handle is self.services.workers:
+            handle.call_some(new, "run")
+            self._resize_batch()
+
+    def _resize_batch(self) -> None:
+        """Tell the learner how many fragments one round now has (sync PPO waits for it)."""
+        live = len(self.services.workers.instance_ids())
+        try:
+            self.services.learner.call_all("set_batch_fragments", live * self.s.num_envs)
+        except Exception:  # a dead learner is reported by the next poll
+            log.exception("could not resize the learner's batch")
+
+
+def handle_dead(handle: ServiceHandle) -> list[tuple[str, str]]:
+    """The instances of a service whose process died, with the cause."""
+    return [(iid, "its process died") for iid in handle.reap()]
+
+
+def _is_back(rep: Replacement, is_worker: bool, drained: dict[str, Any]) -> bool:
+    """A replacement is back once started, and (for an env worker) once it took steps."""
+    if not rep.new:
+        return False
+    return not is_worker or bool(drained.get(rep.new, {}).get("env_steps"))

@@ -1,0 +1,112 @@
+"""Real process deaths during Ray-mode training: SIGKILL one service process and watch.
+
+An env worker or inference server is replaced and the run goes on; a learner, buffer or model
+pool ends the run with an error naming it (after a final checkpoint where the learner lives).
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from msagent.errors import ServiceDiedError
+from msagent.rundir import RunDir
+from msagent.runtime import state
+from msagent.train import run_training
+from tests.services.helpers import wait_until
+from tests.train.helpers import example_config
+
+
+class Background:
+    """``run_training`` in a thread (the test's thread kills processes meanwhile)."""
+
+    def __init__(self, tmp_path: Path, *overrides: str) -> None:
+        cfg = example_config(tmp_path, "ray", "run.stop.mean_return=0",
+                             "run.stop.env_steps=0", "services.learner.checkpoint_every_s=0",
+                             *overrides)
+        self.run_dir = RunDir.create(cfg.run.root, cfg.run.name)
+        self.result: dict[str, Any] | None = None
+        self.error: BaseException | None = None
+        self._thread = threading.Thread(target=self._run, args=(cfg,), daemon=True)
+        self._thread.start()
+
+    def _run(self, cfg: Any) -> None:
+        try:
+            self.result = run_training(cfg, self.run_dir, False)
+        except BaseException as exc:  # noqa: BLE001 - handed to the test
+            self.error = exc
+
+    def join(self, timeout_s: float = 120) -> None:
+        """Wait for the run to end."""
+        self._thread.join(timeout_s)
+        assert not self._thread.is_alive(), "the run did not end"
+
+
+def handle_of(service: str) -> Any:
+    """The Ray handle of a running service of this process's backend."""
+    handles = [h for h in state.installed()._handles if h.name == service]  # type: ignore[attr-defined]
+    return handles[0] if handles and handles[0].instance_ids() else None
+
+
+def kill_when_training(service: str, run: Background) -> int:
+    """SIGKILL the first instance of ``service`` once the learner has updated; its pid."""
+    wait_until(lambda: handle_of("Learner") and _updates() >= 2, timeout_s=90,
+               what="training to start")
+    pid = handle_of(service).placements()[0]["pid"]
+    os.kill(pid, signal.SIGKILL)
+    return pid
+
+
+def _updates() -> int:
+    """The learner's update count."""
+    return handle_of("Learner").call_all("stats")[0]["updates"]
+
+
+@pytest.mark.slow
+def test_a_killed_env_worker_is_replaced_and_the_run_goes_on(ray_only: str,
+                                                              tmp_path: Path) -> None:
+    run = Background(tmp_path, "run.stop.time_s=40")
+    kill_when_training("EnvWorker", run)
+    run.join()
+    assert run.error is None, run.error
+    (replaced,) = run.result["replacements"]
+    assert replaced["dead"] == "EnvWorker#0" and replaced["new"] == "EnvWorker#2"
+    assert replaced["back_s"] is not None and replaced["back_s"] < 30, replaced
+    assert run.result["stop_reason"].startswith("time_s")
+    assert "starting a replacement" in run.run_dir.log_path.read_text()
+
+
+@pytest.mark.slow
+def test_a_killed_inference_server_is_replaced(ray_only: str, tmp_path: Path) -> None:
+    run = Background(tmp_path, "run.stop.time_s=40", 'services.inference.mode="central"')
+    kill_when_training("InferenceServer", run)
+    run.join()
+    assert run.error is None, run.error
+    (replaced,) = run.result["replacements"]
+    assert replaced["service"] == "InferenceServer" and replaced["new"] == "InferenceServer#1"
+    assert run.result["updates"] > 2
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("service", ["Learner", "ReplayBufferService", "ModelPoolService"])
+def test_a_killed_stateful_service_stops_the_run_naming_it(ray_only: str, tmp_path: Path,
+                                                           service: str) -> None:
+    run = Background(tmp_path, "run.stop.time_s=90", "services.learner.dump_model_every=1")
+    start = time.monotonic()
+    kill_when_training(service, run)
+    run.join()
+    assert time.monotonic() - start < 60
+    assert isinstance(run.error, ServiceDiedError), run.error
+    assert f"service {service} died" in str(run.error)
+    steps = run.run_dir.checkpoint_steps()
+    if service == "Learner":
+        assert steps == []  # it was the learner's state: nothing left to write
+    else:
+        assert steps and steps[-1] >= 2  # the learner lived: a final checkpoint was written
+    assert f"service {service} died" in run.run_dir.log_path.read_text()

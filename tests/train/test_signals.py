@@ -1,0 +1,72 @@
+"""SIGINT (Ctrl-C: the whole process group) and SIGTERM stop ``msagent train`` cleanly: the
+services stop, a final checkpoint is written, the result is printed, and the exit code says
+which signal it was (130 / 143)."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from msagent.rundir import RunDir
+from tests.train.helpers import EXAMPLE
+
+
+def start_training(tmp_path: Path, mode: str) -> tuple[subprocess.Popen[str], Path]:
+    """``msagent train`` on the example as its own process group; the result-json path."""
+    result = tmp_path / "result.json"
+    cmd = [sys.executable, "-m", "msagent", "train", str(EXAMPLE), "--mode", mode,
+           "--set", f"run.root={json.dumps(str(tmp_path / 'runs'))}",
+           "--set", "run.stop.mean_return=0", "--set", "run.stop.time_s=300",
+           "--set", "logging.log_every_s=0.5", "--set", "logging.tensorboard=false",
+           "--result-json", str(result)]
+    env = {**os.environ, "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0"}
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                            env=env, start_new_session=True)
+    return proc, result
+
+
+def wait_for_updates(proc: subprocess.Popen[str], updates: int, timeout_s: float) -> list[str]:
+    """Read progress lines until the policy version passes ``updates``; the lines read."""
+    lines: list[str] = []
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        line = proc.stdout.readline()  # type: ignore[union-attr]
+        if not line:
+            break
+        lines.append(line)
+        version = [p for p in line.split() if p.startswith("version=")]
+        if version and version[0][8:].isdigit() and int(version[0][8:]) > updates:
+            return lines
+    pytest.fail("training did not progress:\n" + "".join(lines[-30:]))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("mode,sig,group,code", [
+    ("local", signal.SIGINT, True, 130),
+    ("ray", signal.SIGTERM, False, 143),
+    ("ray", signal.SIGINT, True, 130),
+])
+def test_a_stop_signal_writes_a_final_checkpoint_and_the_result(
+        tmp_path: Path, mode: str, sig: signal.Signals, group: bool, code: int) -> None:
+    proc, result_path = start_training(tmp_path, mode)
+    try:
+        wait_for_updates(proc, 3, timeout_s=120)
+        os.killpg(proc.pid, sig) if group else proc.send_signal(sig)
+        output, _ = proc.communicate(timeout=90)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+    assert proc.returncode == code, output
+    assert "Traceback" not in output and "result:" in output, output
+    result = json.loads(result_path.read_text())
+    assert result["signal"] == sig.name and result["stop_reason"] == f"interrupted by {sig.name}"
+    (run_dir,) = [RunDir.open(p) for p in (tmp_path / "runs").iterdir()]
+    assert run_dir.checkpoint_steps()[-1] == result["updates"] == result["checkpoint"] > 3
+    assert f"{sig.name} received: stopping cleanly" in run_dir.log_path.read_text()
