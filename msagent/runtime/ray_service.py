@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 import os
+import secrets
 import threading
 import time
 from typing import TYPE_CHECKING, Any
@@ -281,7 +282,9 @@ class RayHandle(ServiceHandle):
     def _start(self, instance_id: str) -> tuple[str, Any]:
         """Create one actor with this service's resources."""
         be, res = self._backend, self._resources
-        options: dict[str, Any] = {"name": instance_id, "namespace": be.namespace,
+        # a Ray name of its own per actor: a killed actor's name may stay taken for a while
+        options: dict[str, Any] = {"name": f"{instance_id}@{secrets.token_hex(4)}",
+                                   "namespace": be.namespace,
                                    "num_cpus": res.num_cpus, "num_gpus": res.num_gpus,
                                    "resources": dict(res.custom)}
         if res.memory_mb is not None:

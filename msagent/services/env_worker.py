@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from msagent.errors import ErrorInfo
+from msagent.errors import ErrorInfo, InstanceDiedError, ServiceNotFoundError
 from msagent.envs import Acted, FragmentCollector, make_vector_env
 from msagent.runtime import Solver, current_instance, register, subscribe
 from msagent.services.inference import PolicyScripts, PredictRequest
@@ -34,6 +34,8 @@ class WorkerSettings:
     """How many times the run was resumed: part of every worker's seed."""
 
 
+INFERENCE_WAIT_S = 60.0
+"""How long an env worker waits for a (replaced) inference server before it fails."""
 SEED_STRIDE_INSTANCE = 1000
 SEED_STRIDE_GENERATION = 1_000_000
 
@@ -125,7 +127,15 @@ class EnvWorker:
         if not self.s.central:
             return Acted(self._follower.policy.act(obs), self._key())
         request = PredictRequest(obs, self.s.policy_id, min_version=self._version)
-        return Solver().retrieve("InferenceServer", "predict", request)
+        deadline = time.monotonic() + INFERENCE_WAIT_S
+        while True:
+            try:
+                return Solver().retrieve("InferenceServer", "predict", request)
+            except (InstanceDiedError, ServiceNotFoundError):
+                # the server died: the supervisor starts a replacement; wait for it
+                if time.monotonic() > deadline or self._stop.is_set():
+                    raise
+                time.sleep(0.2)
 
     def _await_version(self, version: int) -> None:
         """Block until parameters of at least ``version`` exist (or stop)."""

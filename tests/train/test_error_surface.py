@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -88,7 +89,12 @@ def test_the_same_user_error_in_local_and_ray_mode(ray_only: str, tmp_path: Path
         state.attach(ray_backend)
     assert type(on_ray) is type(local) is kind
     assert fragment in str(on_ray) and fragment in str(local)
-    assert str(on_ray) == str(local)
+    assert same_words(str(on_ray)) == same_words(str(local))
+
+
+def same_words(message: str) -> str:
+    """The message without the instance number (which worker fails first is a race)."""
+    return re.sub(r"EnvWorker#\d+", "EnvWorker#N", message)
 
 
 @pytest.mark.slow
