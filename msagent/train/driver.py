@@ -15,6 +15,7 @@ from msagent.rundir import RunDir
 from msagent.runtime import state
 from msagent.telemetry import DROPPED, Metrics, ProgressDisplay, ScalarWriter, log_to_file
 from msagent.telemetry.stopping import stop_reason
+from msagent.services.inference import mean_batch_size
 from msagent.train.resume import ResumePlan, plan_resume
 from msagent.train.signals import StopSignals
 from msagent.train.supervisor import Supervisor, SupervisorSettings
@@ -115,6 +116,7 @@ class Driver:
         self.writer = ScalarWriter(run_dir.tensorboard_dir if run_dir and cfg.logging.tensorboard
                                    else None)
         self._next_checkpoint = self._checkpoint_due()
+        self._first_step: float | None = None
 
     def train(self) -> dict[str, Any]:
         """Start the loops, watch until done; on any failure stop and save what can be saved."""
@@ -162,6 +164,8 @@ class Driver:
         replaced_before = len(self.supervisor.replacements)
         lost_before = self.supervisor.lost_fragments
         for drained in self.supervisor.poll().values():
+            self._first_step = min(filter(None, (self._first_step,
+                                                 drained.get("first_step_time"))), default=None)
             self.metrics.add_env_steps(drained["env_steps"])
             for ret, length in drained["episodes"]:
                 self.metrics.record_episode(ret, length)
@@ -215,6 +219,8 @@ class Driver:
 
     def _finish(self, reason: str) -> dict[str, Any]:
         """Stop workers, then the learner; final checkpoint; the result."""
+        batch = mean_batch_size(self.services.inference.stats()) if self.services.inference \
+            else None
         self.services.workers.call_all("stop")
         learner = self.services.learner.call_all("stop", STOP_S)[0]
         step = self._checkpoint()
@@ -229,7 +235,9 @@ class Driver:
                 "dropped_fragments": learner["dropped_fragments"],
                 "fragments_lost": self.supervisor.lost_fragments,
                 "replacements": [r.as_dict() for r in self.supervisor.replacements],
-                "checkpoint": step, "elapsed_s": round(snap["elapsed_s"], 2)}
+                "checkpoint": step, "elapsed_s": round(snap["elapsed_s"], 2),
+                "first_step_s": _since_process_start(self._first_step),
+                "inference_mean_batch": batch}
 
     def _after_failure(self) -> None:
         """End the loops of what still lives, and checkpoint if the learner lives and is sound."""
@@ -245,6 +253,13 @@ class Driver:
                 log.info("final checkpoint after the failure: %s", step)
         except Exception:
             log.exception("no final checkpoint could be written")
+
+
+def _since_process_start(when: float | None) -> float | None:
+    """Seconds from this process's start to the wall time ``when`` (None stays None)."""
+    import psutil
+
+    return None if when is None else round(when - psutil.Process().create_time(), 2)
 
 
 def _process_age_s() -> float:
