@@ -12,7 +12,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-from safetensors import SafetensorError
 
 from msagent.config import TrainConfig
 from msagent.errors import ConfigError
@@ -50,30 +49,18 @@ def plan_resume(cfg: TrainConfig, run_dir: RunDir,
 
 
 def _newest_readable(run_dir: RunDir, warn: Callable[[str], None]) -> Checkpoint:
-    """Load checkpoints newest first until one reads back whole."""
+    """The newest checkpoint that reads back whole with a learner's keys; warn of the others."""
     steps = run_dir.checkpoint_steps()
     if not steps:
         raise ConfigError(f"cannot resume {run_dir.path}: it has no complete checkpoint "
                           f"in {run_dir.checkpoint_dir}")
-    for step in reversed(steps):
-        try:
-            found = run_dir.load_checkpoint(step)
-            _check_keys(found)
-            return found
-        except (OSError, ValueError, KeyError, SafetensorError) as exc:
-            name = run_dir.checkpoints.path(step, ".json").name
-            warn(f"skipping unreadable checkpoint {name}: {exc}")
-    raise ConfigError(f"cannot resume {run_dir.path}: none of its {len(steps)} checkpoints "
-                      "can be read (see the warnings above)")
-
-
-def _check_keys(found: Checkpoint) -> None:
-    """A learner checkpoint's JSON must hold the learner's keys."""
-    if not isinstance(found.state, dict):
-        raise ValueError("its JSON is not an object")
-    missing = [k for k in REQUIRED_KEYS if k not in found.state]
-    if missing:
-        raise ValueError(f"its JSON lacks {missing}")
+    found, skipped = run_dir.checkpoints.latest_with_report(REQUIRED_KEYS)
+    for skip in skipped:
+        warn(f"skipping unreadable checkpoint {skip}")
+    if found is None:
+        raise ConfigError(f"cannot resume {run_dir.path}: none of its {len(steps)} checkpoints "
+                          "can be read (see the warnings above)")
+    return found
 
 
 def _check_fits(cfg: TrainConfig, found: Checkpoint, path: str) -> None:

@@ -8,7 +8,6 @@ torch. A replacement gets a fresh instance index, hence a fresh seed (see ``work
 from __future__ import annotations
 
 import logging
-import threading
 import time
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -74,7 +73,6 @@ class Supervisor:
         self._books: dict[str, _Book] = {}
         self._shipped: dict[str, int] = {}
         self._pool = ThreadPoolExecutor(1, thread_name_prefix="msagent-replace")
-        self._lock = threading.Lock()
 
     def poll(self) -> dict[str, dict[str, Any]]:
         """Check every service once; the workers' drained data by instance id."""
@@ -140,12 +138,11 @@ class Supervisor:
 
     def _launch(self, handle: ServiceHandle, book: _Book) -> None:
         """Grow the service by the number of pending replacements (one grow at a time)."""
-        with self._lock:
-            if book.future is not None and not book.future.done():
-                return
-            waiting = [r for r in book.pending if not r.new]
-            if waiting:
-                book.future = self._pool.submit(handle.grow, len(waiting))
+        if book.future is not None and not book.future.done():
+            return
+        waiting = [r for r in book.pending if not r.new]
+        if waiting:
+            book.future = self._pool.submit(handle.grow, len(waiting))
 
     def _finish_replacements(self, workers: ServiceHandle, drained: dict[str, Any]) -> None:
         """Start replacements that are ready, and record when they first took steps."""
