@@ -32,6 +32,11 @@ class EnvDataError(UserError, ValueError):
     finite; the message names the env, the step and the offending value."""
 
 
+class IllegalActionError(UserError, ValueError):
+    """A policy or bot chose an action its seat's legal-action mask forbids; the message names
+    the game, the seat and the action."""
+
+
 class NonFiniteError(MsagentError, FloatingPointError):
     """A loss or gradient was NaN or infinite; the update was refused, the weights kept."""
 

@@ -92,13 +92,97 @@ class Fragment:
         return int(self.rewards.shape[0])
 
 
+AgentId = str
+"""Name of a seat of a game, e.g. ``"player_0"``; seats are also numbered 0..S-1 in order."""
+
+PLAYER, SNAPSHOT, BOT = "player", "snapshot", "bot"
+"""The kinds of :class:`PolicyRef`."""
+
+
+@dataclass(frozen=True, order=True)
+class PolicyRef:
+    """Who plays a seat: a trainable player (its newest parameters), a frozen snapshot from
+    the model pool (a ModelKey), or a scripted bot.
+
+    ``str(ref)`` is the participant id the payoff table and the ratings use: ``"main"``,
+    ``"main:12"`` or ``"bot:random"``.
+    """
+
+    kind: str
+    name: str
+    version: Version = 0
+
+    @classmethod
+    def player(cls, player_id: PolicyId) -> PolicyRef:
+        """The newest parameters of trainable player ``player_id``."""
+        return cls(PLAYER, player_id)
+
+    @classmethod
+    def snapshot(cls, key: ModelKey) -> PolicyRef:
+        """The frozen snapshot ``key``."""
+        return cls(SNAPSHOT, key.policy_id, int(key.version))
+
+    @classmethod
+    def bot(cls, name: str) -> PolicyRef:
+        """The scripted bot declared under ``name``."""
+        return cls(BOT, name)
+
+    @classmethod
+    def parse(cls, text: str) -> PolicyRef:
+        """The ref whose ``str`` is ``text`` (the inverse of ``__str__``)."""
+        if text.startswith("bot:"):
+            return cls.bot(text[4:])
+        name, sep, version = text.rpartition(":")
+        if sep and version.isdigit():
+            return cls.snapshot(ModelKey(name, int(version)))
+        return cls.player(text)
+
+    @property
+    def key(self) -> ModelKey:
+        """The ModelKey of a snapshot ref."""
+        if self.kind != SNAPSHOT:
+            raise ValueError(f"{self} is a {self.kind}, not a snapshot")
+        return ModelKey(self.name, self.version)
+
+    def __str__(self) -> str:
+        """The participant id: ``name``, ``name:version`` or ``bot:name``."""
+        if self.kind == SNAPSHOT:
+            return f"{self.name}:{self.version}"
+        return f"bot:{self.name}" if self.kind == BOT else self.name
+
+
+@dataclass(frozen=True)
+class Match:
+    """One game's seating: ``seats[i]`` plays seat ``i``; ``learner_seat`` is the seat of the
+    trainable player the match was made for (the only seat whose experience is trained on)."""
+
+    seats: tuple[PolicyRef, ...]
+    learner_seat: int = 0
+
+    @property
+    def learner(self) -> PolicyRef:
+        """The ref in the learner seat."""
+        return self.seats[self.learner_seat]
+
+    def opponents(self) -> tuple[PolicyRef, ...]:
+        """Every other seat's ref, in seat order."""
+        return tuple(r for i, r in enumerate(self.seats) if i != self.learner_seat)
+
+
 @dataclass
 class EpisodeResult:
-    """What an env worker reports when an episode ends (for progress and the league)."""
+    """What an env worker reports when an episode ends (for progress and the league).
+
+    ``policy`` is the version of the learner-seat policy at the episode's end; ``outcome`` is
+    +1 (win), 0 (draw) or -1 (loss) from the learner seat (None for one-seat games);
+    ``seat_returns`` holds every seat's return in seat order.
+    """
 
     episode_return: float
     length: int
     policy: ModelKey
     opponent: ModelKey | None = None
-    outcome: float | None = None  # +1 win, 0 draw, -1 loss, from the learner's side
+    outcome: float | None = None
     info: dict[str, Any] = field(default_factory=dict)
+    match: Match | None = None
+    seat_returns: tuple[float, ...] = ()
