@@ -1,0 +1,105 @@
+"""What every adapter shares: refusing illegal actions before the game sees them, masks,
+optional imports with a clear message."""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Iterable, Sequence
+from types import ModuleType
+from typing import Any
+
+import numpy as np
+
+from msagent.errors import ConfigError, IllegalActionError
+
+INSTALL_HINTS = {"pettingzoo": "pip install 'pettingzoo[classic]'",
+                 "pyspiel": "pip install open_spiel"}
+"""How to install each optional game library."""
+
+
+def optional_import(module: str) -> ModuleType:
+    """Import an optional game library, or say how to install it.
+
+    Raises:
+        ConfigError: the library is not installed.
+    """
+    try:
+        return importlib.import_module(module)
+    except ImportError as exc:
+        top = module.split(".")[0]
+        hint = INSTALL_HINTS.get(top, f"pip install {top}")
+        raise ConfigError(f"this environment needs the optional package {top!r}, which is "
+                          f"not installed ({exc}); install it with: {hint}") from exc
+
+
+def check_seats(game: str, to_act: Sequence[int], actions: dict[int, Any],
+                seats: Sequence[str]) -> None:
+    """Refuse an action dict whose seats are not exactly those to act.
+
+    Raises:
+        IllegalActionError: naming the game, the seats expected and the seats given.
+    """
+    if len(actions) != len(to_act) or any(s not in actions for s in to_act):
+        expected = [seats[s] for s in to_act]
+        got = [seats[s] if isinstance(s, int) and 0 <= s < len(seats) else s for s in actions]
+        raise IllegalActionError(f"{game}: step needs one action for each seat to act "
+                                 f"{expected} (by seat index {list(to_act)}), got {got}")
+
+
+def check_action(game: str, seat: str, action: Any, mask: np.ndarray | None,
+                 space: Any = None) -> Any:
+    """The action as the game expects it (an int for discrete actions), if it is legal.
+
+    Raises:
+        IllegalActionError: naming the game, the seat, the action and the legal actions.
+    """
+    if mask is not None:
+        index = _as_index(action)
+        if index is None or not 0 <= index < mask.shape[0] or not mask[index]:
+            legal = np.flatnonzero(mask).tolist()
+            raise IllegalActionError(f"{game}: seat {seat} chose action {action!r}, which is "
+                                     f"not legal; legal actions: {legal}")
+        return index
+    if space is not None and not _in_space(action, space):
+        raise IllegalActionError(f"{game}: seat {seat} chose action {action!r}, which is "
+                                 f"outside the action space {space}")
+    return _as_index(action) if _is_discrete(space) else action
+
+
+def mask_of(legal: Iterable[int], size: int) -> np.ndarray:
+    """A bool ``[size]`` mask with the ``legal`` indices set."""
+    mask = np.zeros(size, dtype=bool)
+    mask[list(legal)] = True
+    return mask
+
+
+def _as_index(action: Any) -> int | None:
+    """An integer action as a Python int; None when it is not an integer."""
+    if isinstance(action, (int, np.integer)) and not isinstance(action, bool):
+        return int(action)
+    if isinstance(action, np.ndarray) and action.shape == () and action.dtype.kind in "iu":
+        return int(action)
+    return None
+
+
+def _is_discrete(space: Any) -> bool:
+    """Whether ``space`` is a gymnasium Discrete space."""
+    import gymnasium as gym
+
+    return isinstance(space, gym.spaces.Discrete)
+
+
+def _in_space(action: Any, space: Any) -> bool:
+    """Whether ``action`` lies in ``space`` (a fast path for Discrete)."""
+    if _is_discrete(space):
+        index = _as_index(action)
+        return index is not None and space.start <= index < space.start + space.n
+    try:
+        return bool(space.contains(action))
+    except (TypeError, ValueError, AttributeError):
+        return False
+
+
+def seat_names(count: int) -> tuple[str, ...]:
+    """``("player_0", "player_1", ...)``: seat names of games that do not name their seats."""
+    return tuple(f"player_{i}" for i in range(count))

@@ -1,0 +1,68 @@
+"""A Gymnasium env as a one-seat game (seat ``agent_0``); as thin as it can be."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from msagent.envs.adapters.base import check_action, check_seats
+from msagent.envs.multi_agent import Turn
+
+SEAT = "agent_0"
+"""The name of the only seat."""
+
+_TO_ACT = (0,)
+
+
+class GymnasiumAdapter:
+    """One-seat :class:`~msagent.envs.multi_agent.MultiAgentEnv` over a Gymnasium env.
+
+    Rewards are ``[1]`` arrays; a truncated step puts the last observation in ``final_obs``.
+    An ``info["action_mask"]`` the env provides becomes the seat's mask.
+    """
+
+    seats = (SEAT,)
+
+    def __init__(self, env: Any, label: str = "") -> None:
+        self.env = env
+        self.label = label or _label(env)
+        self.observation_space = env.observation_space
+        self.action_space = env.action_space
+        self._mask: np.ndarray | None = None
+
+    def reset(self, seed: int | None = None) -> Turn:
+        """Reset the env; the first turn of seat 0."""
+        obs, info = self.env.reset(seed=seed)
+        return self._turn(obs, 0.0, False, False, info)
+
+    def step(self, actions: dict[int, Any]) -> Turn:
+        """Step with seat 0's action (refused before the env sees it when illegal)."""
+        if len(actions) != 1 or 0 not in actions:
+            check_seats(self.label, _TO_ACT, actions, self.seats)
+        action = check_action(self.label, SEAT, actions[0], self._mask, self.action_space)
+        obs, reward, terminated, truncated, info = self.env.step(action)
+        return self._turn(obs, reward, bool(terminated), bool(truncated), info)
+
+    def close(self) -> None:
+        """Close the env."""
+        self.env.close()
+
+    def _turn(self, obs: Any, reward: float, terminated: bool, truncated: bool,
+              info: dict[str, Any]) -> Turn:
+        """The Turn of one env step."""
+        rewards = np.array([reward], dtype=np.float64)
+        if terminated or truncated:
+            self._mask = None
+            final = {0: obs} if truncated else {}
+            return Turn((), {}, None, rewards, terminated, truncated, final)
+        mask = info.get("action_mask") if info else None
+        self._mask = None if mask is None else np.asarray(mask, dtype=bool)
+        masks = None if mask is None else {0: self._mask}
+        return Turn(_TO_ACT, {0: obs}, masks, rewards)
+
+
+def _label(env: Any) -> str:
+    """The env's id (``CartPole-v1``) or its class name."""
+    spec = getattr(env, "spec", None)
+    return getattr(spec, "id", None) or type(getattr(env, "unwrapped", env)).__name__
