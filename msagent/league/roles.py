@@ -1,0 +1,190 @@
+"""AlphaStar's league roles: whom each plays, when it is snapshotted, when it is reset.
+
+A role reads the league through :class:`LeagueView` (players, snapshots, payoff) and changes
+nothing; :class:`msagent.league.league.League` applies its decisions.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Protocol
+
+import numpy as np
+
+from msagent.league.matchmaking import fictitious_self_play, pfsp, pfsp_weights, self_play
+from msagent.league.payoff import PayoffTable
+from msagent.league.players import Historical, Player
+from msagent.league.settings import (
+    LEAGUE_EXPLOITER, MAIN, MAIN_EXPLOITER, ROLE_NAMES, LeagueExploiterSettings, LeagueSettings,
+    MainExploiterSettings, MainSettings, SnapshotSettings,
+)
+from msagent.vocabulary import PolicyRef
+
+
+class LeagueView(Protocol):
+    """What a role may read of the league."""
+
+    players: Mapping[str, Player]
+    historical: Mapping[str, Historical]
+    payoff: PayoffTable
+
+
+def historical_refs(view: LeagueView, owner: str | None = None) -> list[PolicyRef]:
+    """Refs of the snapshots (of ``owner`` only, when given), oldest first."""
+    return [h.ref for h in view.historical.values() if owner is None or h.owner == owner]
+
+
+def players_of(view: LeagueView, *roles: str) -> list[Player]:
+    """The players having one of ``roles``, in league order."""
+    return [p for p in view.players.values() if p.role in roles]
+
+
+def win_rates(view: LeagueView, player: Player, refs: list[PolicyRef]) -> np.ndarray:
+    """The player's current win rates against ``refs``."""
+    return view.payoff.win_rates(player.id, [str(r) for r in refs])
+
+
+class Role:
+    """What every role shares: the snapshot rule and PFSP with the role's weighting."""
+
+    name = ""
+
+    def __init__(self, settings: SnapshotSettings) -> None:
+        self.settings = settings
+
+    def targets(self, view: LeagueView, player: Player) -> list[PolicyRef]:
+        """The participants whose defeat triggers a snapshot (all snapshots by default)."""
+        return historical_refs(view)
+
+    def pfsp_candidates(self, view: LeagueView, player: Player) -> list[PolicyRef]:
+        """The snapshots the role draws PFSP opponents from (all by default)."""
+        return historical_refs(view)
+
+    def choose_opponent(
+        self, view: LeagueView, player: Player, rng: np.random.Generator
+    ) -> PolicyRef:
+        """PFSP over the candidates; self-play while there are none."""
+        return self._pfsp_or_self(view, player, self.pfsp_candidates(view, player), rng)
+
+    def should_snapshot(self, view: LeagueView, player: Player, updates: int) -> bool:
+        """At once without a snapshot; then every N updates, or early on beating the targets."""
+        if not player.snapshots:
+            return True
+        gap = updates - player.updates_at_snapshot
+        if gap >= self.settings.snapshot_every_updates:
+            return True
+        return gap >= self.settings.snapshot_min_updates and self.beats_targets(view, player)
+
+    def beats_targets(self, view: LeagueView, player: Player) -> bool:
+        """Whether every target had enough games and the win rate against each is high enough."""
+        targets = [str(t) for t in self.targets(view, player) if str(t) != player.id]
+        if not targets:
+            return False
+        enough = all(view.payoff.games(player.id, t) >= view.payoff.min_games for t in targets)
+        rates = view.payoff.win_rates(player.id, targets)
+        return enough and float(rates.min()) >= self.settings.snapshot_win_rate
+
+    def reset_target(
+        self, view: LeagueView, player: Player, rng: np.random.Generator
+    ) -> PolicyRef | None:
+        """The snapshot to reset to right after a snapshot (None: keep going)."""
+        return None
+
+    def pfsp_distribution(self, view: LeagueView, player: Player) -> dict[str, float]:
+        """The current PFSP sampling probabilities over the candidates' participant ids."""
+        refs = self.pfsp_candidates(view, player)
+        probs = pfsp_weights(win_rates(view, player, refs), self.settings.pfsp_weighting,
+                             self.settings.pfsp_exponent)
+        return {str(r): float(p) for r, p in zip(refs, probs)}
+
+    def _pfsp_or_self(
+        self, view: LeagueView, player: Player, refs: list[PolicyRef], rng: np.random.Generator
+    ) -> PolicyRef:
+        """A PFSP draw among ``refs``, or self-play when empty."""
+        if not refs:
+            return self_play(player.id)
+        return pfsp(refs, win_rates(view, player, refs), self.settings.pfsp_weighting, rng,
+                    self.settings.pfsp_exponent)
+
+
+class MainRole(Role):
+    """A main agent: self-play, PFSP over all snapshots, or a current exploiter; never resets."""
+
+    name = MAIN
+    settings: MainSettings
+
+    def choose_opponent(
+        self, view: LeagueView, player: Player, rng: np.random.Generator
+    ) -> PolicyRef:
+        """Draw a branch of the mix, then an opponent in it."""
+        mix = np.array([self.settings.self_play, self.settings.pfsp, self.settings.exploiters])
+        branch = int(rng.choice(3, p=mix / mix.sum()))
+        history = historical_refs(view)
+        if branch == 0 or not history:
+            return self_play(player.id)
+        exploiters = [p.ref for p in players_of(view, MAIN_EXPLOITER, LEAGUE_EXPLOITER)]
+        if branch == 2 and exploiters:
+            return fictitious_self_play(exploiters, rng)
+        return self._pfsp_or_self(view, player, history, rng)
+
+
+class MainExploiterRole(Role):
+    """A main exploiter: plays the main agents (their snapshots by PFSP while it loses badly)."""
+
+    name = MAIN_EXPLOITER
+    settings: MainExploiterSettings
+
+    def targets(self, view: LeagueView, player: Player) -> list[PolicyRef]:
+        """The current main agents."""
+        return [p.ref for p in players_of(view, MAIN)]
+
+    def pfsp_candidates(self, view: LeagueView, player: Player) -> list[PolicyRef]:
+        """The main agents' snapshots."""
+        return [r for p in players_of(view, MAIN) for r in historical_refs(view, p.id)]
+
+    def choose_opponent(
+        self, view: LeagueView, player: Player, rng: np.random.Generator
+    ) -> PolicyRef:
+        """A main agent; PFSP over its snapshots when the win rate against it is too low."""
+        mains = players_of(view, MAIN)
+        if not mains:
+            return super().choose_opponent(view, player, rng)
+        target = fictitious_self_play(mains, rng)
+        if view.payoff.win_rate(player.id, target.id) >= self.settings.fallback_win_rate:
+            return target.ref
+        snaps = historical_refs(view, target.id)
+        return self._pfsp_or_self(view, player, snaps, rng) if snaps else target.ref
+
+    def reset_target(
+        self, view: LeagueView, player: Player, rng: np.random.Generator
+    ) -> PolicyRef | None:
+        """Its initial snapshot, after every snapshot but the first."""
+        return player.first_snapshot() if len(player.snapshots) > 1 else None
+
+
+class LeagueExploiterRole(Role):
+    """A league exploiter: PFSP over all snapshots; resets with ``reset_prob`` after a snapshot."""
+
+    name = LEAGUE_EXPLOITER
+    settings: LeagueExploiterSettings
+
+    def reset_target(
+        self, view: LeagueView, player: Player, rng: np.random.Generator
+    ) -> PolicyRef | None:
+        """Its initial snapshot with probability ``reset_prob`` (never on the first snapshot)."""
+        if len(player.snapshots) <= 1 or rng.random() >= self.settings.reset_prob:
+            return None
+        return player.first_snapshot()
+
+
+ROLES: dict[str, type[Role]] = {
+    MAIN: MainRole, MAIN_EXPLOITER: MainExploiterRole, LEAGUE_EXPLOITER: LeagueExploiterRole,
+}
+"""Role classes by name."""
+
+
+def make_role(name: str, settings: LeagueSettings) -> Role:
+    """The role ``name`` configured from ``settings``."""
+    if name not in ROLES:
+        raise ValueError(f"unknown role {name!r}; known: {list(ROLE_NAMES)}")
+    return ROLES[name](settings.role_settings(name))

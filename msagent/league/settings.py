@@ -1,0 +1,111 @@
+"""The league's settings as plain frozen dataclasses (what ``[league]`` in a TOML becomes).
+
+:class:`msagent.config.league.LeagueSection` validates the TOML table and builds these; they
+can also be built directly (tests, notebooks) and carry the same defaults.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from msagent.vocabulary import PolicyId
+
+MAIN, MAIN_EXPLOITER, LEAGUE_EXPLOITER = "main", "main_exploiter", "league_exploiter"
+ROLE_NAMES = (MAIN, MAIN_EXPLOITER, LEAGUE_EXPLOITER)
+"""The roles a player can have."""
+
+
+@dataclass(frozen=True)
+class PlayerSpec:
+    """One trainable player of the league: its policy id and its role."""
+
+    id: PolicyId
+    role: str = MAIN
+
+
+@dataclass(frozen=True)
+class SnapshotSettings:
+    """When a player is snapshotted into the league.
+
+    Attributes:
+        snapshot_every_updates: Updates since the last snapshot that force a new one.
+        snapshot_win_rate: Lowest win rate against every target (each with enough games) that
+            triggers a snapshot early.
+        snapshot_min_updates: Updates since the last snapshot before the win-rate trigger may
+            fire (the win rates do not change when a snapshot is taken).
+        pfsp_weighting: PFSP weighting of the role's opponent draws.
+        pfsp_exponent: Exponent ``k`` of the ``"hard"`` weighting ``(1 - p) ** k``.
+    """
+
+    snapshot_every_updates: int = 50
+    snapshot_win_rate: float = 0.7
+    snapshot_min_updates: int = 10
+    pfsp_weighting: str = "hard"
+    pfsp_exponent: float = 2.0
+
+
+@dataclass(frozen=True)
+class MainSettings(SnapshotSettings):
+    """Main agents: their opponent mix (weights, normalized); they never reset.
+
+    Attributes:
+        self_play: Weight of games against its own newest parameters.
+        pfsp: Weight of PFSP games against all historical snapshots.
+        exploiters: Weight of games against the current exploiters (PFSP when there are none).
+    """
+
+    self_play: float = 0.35
+    pfsp: float = 0.5
+    exploiters: float = 0.15
+
+
+@dataclass(frozen=True)
+class MainExploiterSettings(SnapshotSettings):
+    """Main exploiters: play the main agents; reset to their initial snapshot after each snapshot.
+
+    Attributes:
+        fallback_win_rate: Below this win rate against a main agent, play PFSP over that main
+            agent's snapshots instead.
+    """
+
+    pfsp_weighting: str = "variance"
+    fallback_win_rate: float = 0.2
+
+
+@dataclass(frozen=True)
+class LeagueExploiterSettings(SnapshotSettings):
+    """League exploiters: PFSP over all snapshots; reset with ``reset_prob`` after a snapshot."""
+
+    pfsp_weighting: str = "linear_capped"
+    reset_prob: float = 0.25
+
+
+@dataclass(frozen=True)
+class LeagueSettings:
+    """The whole league.
+
+    Attributes:
+        players: The trainable players.
+        payoff_decay: Factor applied to a pair's payoff counts before each new game.
+        min_games: Decayed games before a win rate is trusted (else 0.5).
+        elo_k: Elo's K factor.
+        match_log_size: Newest reported matches kept in the match log.
+        main, main_exploiter, league_exploiter: Each role's settings.
+        bots: Scripted bots by name -> script path (as written in the config).
+    """
+
+    players: tuple[PlayerSpec, ...] = (PlayerSpec("main", MAIN),)
+    payoff_decay: float = 0.99
+    min_games: float = 10
+    elo_k: float = 16.0
+    match_log_size: int = 10_000
+    main: MainSettings = field(default_factory=MainSettings)
+    main_exploiter: MainExploiterSettings = field(default_factory=MainExploiterSettings)
+    league_exploiter: LeagueExploiterSettings = field(default_factory=LeagueExploiterSettings)
+    bots: dict[str, str] = field(default_factory=dict)
+
+    def role_settings(self, role: str) -> SnapshotSettings:
+        """The settings of ``role``."""
+        if role not in ROLE_NAMES:
+            raise ValueError(f"unknown role {role!r}; known: {list(ROLE_NAMES)}")
+        return getattr(self, role)
