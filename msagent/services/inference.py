@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import threading
-from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any
 
@@ -11,6 +10,7 @@ import numpy as np
 
 from msagent.envs import Acted
 from msagent.policy import ActOutput
+from msagent.policy.cache import PolicyCache
 from msagent.runtime import Solver, register
 from msagent.services.params import PolicyFollower
 from msagent.user_scripts import build_policy
@@ -23,12 +23,14 @@ class PredictRequest:
 
     ``version=None`` asks for the trainable policy's newest parameters, at least
     ``min_version``; a version number asks for that frozen snapshot from the model pool.
+    ``action_mask`` (``[N, A]`` bools) restricts discrete actions to the legal ones.
     """
 
     obs: np.ndarray
     policy_id: str
     min_version: int = 0
     version: int | None = None
+    action_mask: np.ndarray | None = None
 
 
 @dataclass
@@ -47,7 +49,7 @@ class InferenceServer:
     def __init__(self, scripts: PolicyScripts, cache_size: int = 8) -> None:
         self.scripts, self.cache_size = scripts, cache_size
         self._followers: dict[str, PolicyFollower] = {}
-        self._frozen: OrderedDict[ModelKey, Any] = OrderedDict()
+        self._frozen = PolicyCache(self._build, pull_weights, cache_size)
         self._stop = threading.Event()
 
     @register(batch=8, max_wait_ms=2.0, direct=True)
@@ -59,7 +61,8 @@ class InferenceServer:
             groups.setdefault((req.policy_id, req.version), []).append(i)
         for (policy_id, version), idx in groups.items():
             policy, key = self._policy(policy_id, version, max(request[i].min_version for i in idx))
-            out = policy.act(np.concatenate([request[i].obs for i in idx]))
+            out = policy.act(np.concatenate([request[i].obs for i in idx]),
+                             _masks([request[i] for i in idx]))
             for i, part in zip(idx, _split(out, [len(request[i].obs) for i in idx])):
                 answers[i] = Acted(part, key)
         return answers  # type: ignore[return-value]
@@ -78,20 +81,17 @@ class InferenceServer:
 
     def _snapshot(self, key: ModelKey) -> Any:
         """A frozen snapshot from the LRU cache, pulled from the model pool on a miss."""
-        if key in self._frozen:
-            self._frozen.move_to_end(key)
-            return self._frozen[key]
-        policy = self._build()
-        policy.set_weights(Solver().retrieve("ModelPoolService", "pull", key).weights)
-        self._frozen[key] = policy
-        while len(self._frozen) > self.cache_size:
-            self._frozen.popitem(last=False)
-        return policy
+        return self._frozen.get(key)
 
     def _build(self) -> Any:
         """A fresh policy of the user's shape."""
         s = self.scripts
         return build_policy(s.env_script, s.agent_script, s.env_params, s.seed)
+
+
+def pull_weights(key: ModelKey) -> Any:
+    """A snapshot's weights from the model pool service."""
+    return Solver().retrieve("ModelPoolService", "pull", key).weights
 
 
 def configured(batch: int, max_wait_ms: float) -> type[InferenceServer]:
@@ -114,6 +114,12 @@ def mean_batch_size(stats: list[dict[str, Any]]) -> float | None:
             sizes[int(size)] = sizes.get(int(size), 0) + count
     calls = sum(sizes.values())
     return sum(s * c for s, c in sizes.items()) / calls if calls else None
+
+
+def _masks(requests: list[PredictRequest]) -> np.ndarray | None:
+    """The requests' action masks stacked, or None when any request has none."""
+    masks = [r.action_mask for r in requests]
+    return None if any(m is None for m in masks) else np.concatenate(masks)
 
 
 def _split(out: ActOutput, sizes: list[int]) -> list[ActOutput]:

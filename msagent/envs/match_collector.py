@@ -1,0 +1,165 @@
+"""Plays K multi-seat games side by side with one batched act per step, and cuts the learner
+seats' experience into Fragments.
+
+Each env slot plays the matches a ``MatchSource`` hands it, one per game. Every step, the seats
+to act in all K games are grouped by the policy that plays them (a trainable player, a frozen
+snapshot, a bot) and decided by one call of the act function, one forward pass per policy.
+Only the match's learner seat is recorded (``msagent.envs.streams``); finished games are kept
+as ``EpisodeResult``s for the league. A Gymnasium env is the one-seat case of the same loop.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from msagent.envs.collector import Acted
+from msagent.envs.multi_agent import MultiAgentEnv, Turn
+from msagent.envs.streams import Stream
+from msagent.vocabulary import EpisodeResult, Fragment, Match, ModelKey, PolicyRef
+
+Group = tuple[np.ndarray, np.ndarray | None]
+"""The observations (and legal-action masks) of every seat one policy plays this step."""
+GroupActFn = Callable[[dict[PolicyRef, Group]], dict[PolicyRef, Acted]]
+"""Decides every group of one step in one call (local policies or one inference request)."""
+MatchSource = Callable[[int], Match]
+"""The next match for env slot ``k``."""
+
+
+class _Slot:
+    """One env slot: its game, its current match and turn, the returns so far, its stream."""
+
+    def __init__(self, env: MultiAgentEnv, length: int) -> None:
+        self.env, self.stream = env, Stream(length)
+        self.match: Match | None = None
+        self.turn: Turn | None = None
+        self.returns = np.zeros(len(env.seats))
+        self.steps = 0
+
+
+class MatchCollector:
+    """Steps K games for ``length`` env steps per ``collect`` call and returns the Fragments
+    completed meanwhile (each of ``length`` learner-seat decisions).
+
+    As in ``FragmentCollector``, the next actions are decided at the end of every step, so a
+    Fragment's bootstrap value is known when ``collect`` returns and ``act_again`` can re-decide
+    them with newer parameters (sync mode).
+
+    Args:
+        envs: K games (``msagent.envs.adapters.as_multi_agent``).
+        act: Decides all groups of one step.
+        matches: The next match of an env slot (asked at every game start).
+        length: T, decisions per Fragment (and env steps per ``collect``).
+        seed: Seed of the first reset of slot 0 (slot k: seed + k).
+    """
+
+    def __init__(self, envs: Sequence[MultiAgentEnv], act: GroupActFn, matches: MatchSource,
+                 length: int, seed: int) -> None:
+        self.act, self.matches, self.length = act, matches, length
+        self.slots = [_Slot(env, length) for env in envs]
+        self.results: list[EpisodeResult] = []
+        self.env_steps = 0
+        for k, slot in enumerate(self.slots):
+            self._start(k, slot, seed + k)
+        self.pending = self._decide(record=True)
+
+    def collect(self) -> list[Fragment]:
+        """Play ``length`` steps in every game; the Fragments completed meanwhile."""
+        for _ in range(self.length):
+            for k, slot in enumerate(self.slots):
+                self._apply(k, slot, self.pending[k])
+            self.pending = self._decide(record=True)
+        return [f for slot in self.slots for f in slot.stream.take()]
+
+    def act_again(self) -> None:
+        """Re-decide the pending actions (new parameters arrived), so that the next Fragment
+        is acted by one version from its first step."""
+        self.pending = self._decide(record=False)
+
+    def take_results(self) -> list[EpisodeResult]:
+        """The games finished since the last call."""
+        done, self.results = self.results, []
+        return done
+
+    def _start(self, k: int, slot: _Slot, seed: int | None = None) -> None:
+        """Begin a game in slot ``k`` with its next match."""
+        slot.match = self.matches(k)
+        if len(slot.match.seats) != len(slot.env.seats):
+            raise ValueError(f"a match for {len(slot.match.seats)} seats was handed to a game "
+                             f"with {len(slot.env.seats)} seats {slot.env.seats}")
+        slot.turn = slot.env.reset(seed=seed)
+        slot.returns[:], slot.steps = 0.0, 0
+
+    def _decide(self, record: bool) -> list[dict[int, Any]]:
+        """Actions of every seat to act, one act call; learner seats' decisions are recorded
+        (``record``) or overwrite the open decision (re-deciding)."""
+        groups, where = self._groups()
+        acted = self.act(groups)
+        actions: list[dict[int, Any]] = [{} for _ in self.slots]
+        for ref, rows in where.items():
+            out, key = acted[ref]
+            obs, masks = groups[ref]
+            for i, (k, seat) in enumerate(rows):
+                actions[k][seat] = out.actions[i]
+                slot = self.slots[k]
+                if seat == slot.match.learner_seat:
+                    decide = slot.stream.decide if record else slot.stream.redecide
+                    decide(obs[i], out.actions[i], float(out.logp[i]), float(out.values[i]),
+                           None if masks is None else masks[i], key)
+        return actions
+
+    def _groups(self) -> tuple[dict[PolicyRef, Group], dict[PolicyRef, list[tuple[int, int]]]]:
+        """The seats to act in all games, grouped by the policy that plays them."""
+        obs: dict[PolicyRef, list] = {}
+        masks: dict[PolicyRef, list] = {}
+        where: dict[PolicyRef, list[tuple[int, int]]] = {}
+        for k, slot in enumerate(self.slots):
+            turn = slot.turn
+            for seat in turn.to_act:
+                ref = slot.match.seats[seat]
+                where.setdefault(ref, []).append((k, seat))
+                obs.setdefault(ref, []).append(turn.obs[seat])
+                masks.setdefault(ref, []).append(None if turn.masks is None else turn.masks[seat])
+        groups = {ref: (np.stack(obs[ref]), _stack_masks(masks[ref])) for ref in where}
+        return groups, where
+
+    def _apply(self, k: int, slot: _Slot, actions: dict[int, Any]) -> None:
+        """Step one game; credit rewards; on its end report it and start the next match."""
+        turn = slot.env.step(actions)
+        slot.turn, slot.steps = turn, slot.steps + 1
+        self.env_steps += 1
+        slot.returns += turn.rewards
+        slot.stream.reward(turn.rewards[slot.match.learner_seat])
+        if turn.done:
+            slot.stream.end(turn.terminated, self._final_value(slot, turn))
+            self.results.append(_result(slot))
+            self._start(k, slot)
+
+    def _final_value(self, slot: _Slot, turn: Turn) -> float:
+        """V(last observation) of the learner seat of a truncated game (0 when terminated)."""
+        seat = slot.match.learner_seat
+        if not turn.truncated or seat not in turn.final_obs:
+            return 0.0
+        ref = slot.match.seats[seat]
+        acted = self.act({ref: (turn.final_obs[seat][None], None)})[ref]
+        return float(acted.out.values[0])
+
+
+def _stack_masks(masks: list[np.ndarray | None]) -> np.ndarray | None:
+    """Stack the masks of one group (None when the game gives none)."""
+    return None if masks[0] is None else np.stack(masks)
+
+
+def _result(slot: _Slot) -> EpisodeResult:
+    """The EpisodeResult of slot's finished game, from its learner seat's point of view."""
+    match, returns = slot.match, slot.returns
+    seat = match.learner_seat
+    outcome = None
+    if len(returns) > 1:
+        best_other = max(r for i, r in enumerate(returns) if i != seat)
+        outcome = float(np.sign(returns[seat] - best_other))
+    key = slot.stream.last_key or ModelKey(match.learner.name, match.learner.version)
+    return EpisodeResult(float(returns[seat]), slot.steps, key, outcome=outcome,
+                         match=match, seat_returns=tuple(float(r) for r in returns))

@@ -1,0 +1,50 @@
+"""An LRU cache of frozen policies by ModelKey: a miss builds a policy and loads its weights."""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Callable
+
+from msagent.policy.policy import Policy
+from msagent.vocabulary import ModelKey, Weights
+
+
+class PolicyCache:
+    """Keeps the ``size`` most recently used snapshots; ``misses`` counts the pulls.
+
+    Args:
+        build: Makes a fresh policy of the right shape (weights are then loaded into it).
+        pull: The weights of a snapshot (e.g. from the model pool).
+        size: Snapshots kept; the least recently used one is dropped beyond it.
+    """
+
+    def __init__(self, build: Callable[[], Policy], pull: Callable[[ModelKey], Weights],
+                 size: int = 8) -> None:
+        if size < 1:
+            raise ValueError(f"a policy cache needs size >= 1, got {size}")
+        self.build, self.pull, self.size = build, pull, size
+        self._policies: OrderedDict[ModelKey, Policy] = OrderedDict()
+        self._spare: list[Policy] = []
+        self.misses = 0
+
+    def get(self, key: ModelKey) -> Policy:
+        """The policy of snapshot ``key``, pulled on a miss (reusing an evicted policy object)."""
+        policy = self._policies.get(key)
+        if policy is not None:
+            self._policies.move_to_end(key)
+            return policy
+        self.misses += 1
+        policy = self._spare.pop() if self._spare else self.build()
+        policy.set_weights(self.pull(key))
+        self._policies[key] = policy
+        while len(self._policies) > self.size:
+            self._spare.append(self._policies.popitem(last=False)[1])
+        return policy
+
+    def __contains__(self, key: ModelKey) -> bool:
+        """Whether ``key`` is cached now (no pull, no reordering)."""
+        return key in self._policies
+
+    def __len__(self) -> int:
+        """Snapshots cached now."""
+        return len(self._policies)

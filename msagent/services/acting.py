@@ -1,0 +1,106 @@
+"""How an env worker decides the seats of one step: every policy a match can name, in one place.
+
+Trainable players act with their newest parameters (a ``PolicyFollower`` per player topic),
+frozen snapshots come from an LRU ``PolicyCache`` that pulls from the model pool on a miss,
+and bots are user scripts. Locally each group is one forward pass; in central mode each group
+is one ``predict`` request to the inference servers, which batch requests per ModelKey.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+
+import numpy as np
+
+from msagent.envs.bots import load_bot
+from msagent.envs.collector import Acted
+from msagent.envs.match_collector import Group
+from msagent.errors import InstanceDiedError, ServiceNotFoundError
+from msagent.policy import ActOutput, Policy
+from msagent.policy.cache import PolicyCache
+from msagent.runtime import Solver, subscribe
+from msagent.services.inference import PredictRequest, pull_weights
+from msagent.services.params import PolicyFollower, params_topic
+from msagent.vocabulary import BOT, PLAYER, ModelKey, PolicyRef
+
+INFERENCE_WAIT_S = 60.0
+"""How long an env worker waits for a (replaced) inference server before it fails."""
+
+
+class Acting:
+    """Decides groups of seats for one env worker; ``versions`` are the players' newest held.
+
+    Args:
+        players: The trainable players whose topics are followed.
+        build: Makes a fresh policy of the game's shape (None in central mode).
+        bots: Bot name -> bot script path.
+        cache_size: Snapshots kept in the local LRU cache.
+        central: Ask the inference servers instead of acting locally.
+    """
+
+    def __init__(self, players: list[str], build: Callable[[], Policy] | None,
+                 bots: dict[str, str], cache_size: int, central: bool) -> None:
+        self.central = central
+        self.bots = {name: load_bot(path) for name, path in bots.items()}
+        self.versions = {p: 0 for p in players}
+        if central:
+            self._subs = {p: subscribe(params_topic(p), values=False) for p in players}
+        else:
+            self._followers = {p: PolicyFollower(build(), p) for p in players}
+            self.cache = PolicyCache(build, pull_weights, cache_size)
+        self.stop = threading.Event()
+
+    def __call__(self, groups: dict[PolicyRef, Group]) -> dict[PolicyRef, Acted]:
+        """One decision per group: bots by script, policies locally or centrally."""
+        return {ref: self._decide(ref, obs, masks) for ref, (obs, masks) in groups.items()}
+
+    def _decide(self, ref: PolicyRef, obs: np.ndarray, masks: np.ndarray | None) -> Acted:
+        """The actions of one group."""
+        if ref.kind == BOT:
+            actions = self.bots[ref.name].act_batch(obs, masks)
+            zeros = np.zeros(len(obs), np.float32)
+            return Acted(ActOutput(np.asarray(actions), zeros, zeros), ModelKey(str(ref), 0))
+        if self.central:
+            return self._predict(ref, obs, masks)
+        if ref.kind == PLAYER:
+            follower = self._followers[ref.name]
+            return Acted(follower.policy.act(obs, masks), ModelKey(ref.name, follower.version))
+        return Acted(self.cache.get(ref.key).act(obs, masks), ref.key)
+
+    def _predict(self, ref: PolicyRef, obs: np.ndarray, masks: np.ndarray | None) -> Acted:
+        """Ask the inference servers, waiting for a replaced server up to INFERENCE_WAIT_S."""
+        trainable = ref.kind == PLAYER
+        request = PredictRequest(obs, ref.name, self.versions.get(ref.name, 0) if trainable
+                                 else 0, None if trainable else ref.version, masks)
+        deadline = time.monotonic() + INFERENCE_WAIT_S
+        while True:
+            try:
+                return Solver().retrieve("InferenceServer", "predict", request)
+            except (InstanceDiedError, ServiceNotFoundError):
+                # the server died: the supervisor starts a replacement; wait for it
+                if time.monotonic() > deadline or self.stop.is_set():
+                    raise
+                time.sleep(0.2)
+
+    def wait_for(self, player: str, version: int) -> int:
+        """Block until ``player``'s parameters of at least ``version`` are held (or stop)."""
+        if self.central:
+            sub, held = self._subs[player], self.versions[player]
+            while held < version and not self.stop.is_set():
+                found = sub.wait_newer(held, timeout_s=0.5)
+                held = found[0] if found else held
+        else:
+            held = self._followers[player].wait_for(version, self.stop)
+        self.versions[player] = held
+        return held
+
+    def refresh(self) -> None:
+        """Pick up every player's newest parameters, never waiting (async mode)."""
+        for player in self.versions:
+            if self.central:
+                self.versions[player] = max(self.versions[player],
+                                            self._subs[player].latest()[0])
+            else:
+                self.versions[player] = self._followers[player].refresh()

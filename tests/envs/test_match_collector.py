@@ -1,0 +1,111 @@
+"""MatchCollector and Stream: learner-seat credit assignment, fragments, results, re-deciding."""
+
+from __future__ import annotations
+
+import numpy as np
+import gymnasium as gym
+
+from msagent.envs.collector import Acted
+from msagent.envs.match_collector import MatchCollector
+from msagent.envs.multi_agent import Turn
+from msagent.policy import ActOutput
+from msagent.vocabulary import Match, ModelKey, PolicyRef
+
+
+class Alternate:
+    """Two seats alternate for ``turns`` turns; the mover earns its action; at the end the seat
+    that did not move last earns ``final`` (like a loser's -1 in connect four)."""
+
+    seats = ("a", "b")
+    observation_space = gym.spaces.Box(0, 100, (1,), np.float32)
+    action_space = gym.spaces.Discrete(2)
+
+    def __init__(self, turns: int = 4, final: float = 10.0) -> None:
+        self.turns, self.final, self.t = turns, final, 0
+
+    def _turn(self, rewards: np.ndarray, done: bool = False) -> Turn:
+        seat = self.t % 2
+        obs = {} if done else {seat: np.array([self.t], np.float32)}
+        return Turn(() if done else (seat,), obs, None if done else
+                    {seat: np.array([True, True])}, rewards, terminated=done)
+
+    def reset(self, seed=None) -> Turn:
+        self.t = 0
+        return self._turn(np.zeros(2))
+
+    def step(self, actions) -> Turn:
+        (seat, action), = actions.items()
+        rewards = np.zeros(2)
+        rewards[seat] += float(action)
+        self.t += 1
+        done = self.t >= self.turns
+        if done:
+            rewards[1 - seat] += self.final
+        return self._turn(rewards, done)
+
+    def close(self) -> None:
+        pass
+
+
+def act_ones(calls: list) -> callable:
+    """Every seat plays 1; value = observation; version grows with each call."""
+    def act(groups):
+        calls.append(groups)
+        out = {}
+        for ref, (obs, masks) in groups.items():
+            n = len(obs)
+            out[ref] = Acted(ActOutput(np.ones(n, np.int64), np.full(n, -0.5, np.float32),
+                                       obs[:, 0].astype(np.float32)), ModelKey(ref.name, 7))
+        return out
+    return act
+
+
+def seating(learner_seat: int) -> Match:
+    """main in the learner seat against a frozen snapshot."""
+    seats = [PolicyRef.snapshot(ModelKey("main", 3))] * 2
+    seats[learner_seat] = PolicyRef.player("main")
+    return Match(tuple(seats), learner_seat)
+
+
+def test_learner_seat_rows_get_rewards_until_its_next_decision_and_the_terminal_reward() -> None:
+    calls: list = []
+    collector = MatchCollector([Alternate()], act_ones(calls), lambda k: seating(0), 2, seed=0)
+    fragments = collector.collect() + collector.collect()
+    assert len(fragments) == 1  # 4 turns: seat a decided twice = one fragment of T=2
+    f = fragments[0]
+    assert f.obs[:, 0].tolist() == [0.0, 2.0]  # a acts on turns 0 and 2
+    # its own action, then its action + the final reward earned on b's last move
+    assert f.rewards.tolist() == [1.0, 11.0]
+    assert f.terminated.tolist() == [False, True] and f.policy == ModelKey("main", 7)
+    assert f.values.tolist() == [0.0, 2.0] and f.action_mask.shape == (2, 2)
+
+
+def test_results_name_the_match_and_the_outcome_from_the_learner_seat() -> None:
+    collector = MatchCollector([Alternate(final=-10.0)], act_ones([]), lambda k: seating(0), 2,
+                               seed=0)
+    collector.collect(), collector.collect()
+    (result,) = collector.take_results()
+    assert result.match == seating(0) and result.length == 4
+    assert result.seat_returns == (-8.0, 2.0) and result.outcome == -1.0  # a got the -10
+    assert result.episode_return == -8.0 and collector.take_results() == []
+
+
+def test_groups_batch_every_game_seat_played_by_one_policy_in_one_call() -> None:
+    calls: list = []
+    envs = [Alternate(), Alternate()]
+    MatchCollector(envs, act_ones(calls), lambda k: seating(k), 2, seed=0).collect()
+    first = calls[0]
+    # slot 0: seat a (turn 0) is main; slot 1: seat a is the snapshot
+    assert set(first) == {PolicyRef.player("main"), PolicyRef.snapshot(ModelKey("main", 3))}
+    assert all(len(obs) == 1 for obs, _ in first.values())
+
+
+def test_fragments_cross_game_boundaries_and_bootstrap_from_the_next_decision() -> None:
+    collector = MatchCollector([Alternate(turns=2, final=0.0)], act_ones([]),
+                               lambda k: seating(0), 3, seed=0)
+    fragments = []
+    for _ in range(4):
+        fragments += collector.collect()
+    # seat a decides once per 2-turn game: 3 games make one fragment of 3 terminated rows
+    assert fragments and all(f.terminated.all() for f in fragments)
+    assert fragments[0].bootstrap_value == 0.0
