@@ -1,0 +1,202 @@
+"""The ``[league]`` table: the league's players, their roles, payoff and rating settings.
+
+Example::
+
+    [league]
+    payoff_decay = 0.99
+    min_games = 10
+    [[league.players]]
+    id = "main"
+    role = "main"
+    [[league.players]]
+    id = "main_exploiter"
+    role = "main_exploiter"
+    count = 2                       # ids main_exploiter_0, main_exploiter_1
+    [league.roles.main]
+    self_play = 0.35
+    [league.bots]
+    random = "bots/random_bot.py"   # kept as written (relative to the TOML's folder)
+
+Defaults come from :mod:`msagent.league.settings`, so the table and the dataclasses agree.
+"""
+
+from __future__ import annotations
+
+import re
+
+from pydantic import Field, field_validator, model_validator
+
+from msagent.config.base import Section
+from msagent.league.matchmaking import WEIGHTINGS
+from msagent.league.settings import (
+    MAIN, ROLE_NAMES, LeagueExploiterSettings, LeagueSettings, MainExploiterSettings,
+    MainSettings, PlayerSpec, SnapshotSettings,
+)
+
+_ID = re.compile(r"^[A-Za-z_][A-Za-z0-9_.-]*$")
+"""Player ids and bot names: no ``:`` (participant ids use it for versions and bots)."""
+
+
+class LeaguePlayerSection(Section):
+    """One ``[[league.players]]`` entry.
+
+    Attributes:
+        id: The policy id (with ``count > 1``: the prefix of ``<id>_0``, ``<id>_1``, ...).
+        role: One of ``main``, ``main_exploiter``, ``league_exploiter``.
+        count: How many players of this entry.
+    """
+
+    id: str
+    role: str = MAIN
+    count: int = Field(1, ge=1)
+
+    @field_validator("id")
+    @classmethod
+    def _plain_id(cls, value: str) -> str:
+        """Refuse ids that would not parse back from a participant id."""
+        return _plain_name(value)
+
+    @field_validator("role")
+    @classmethod
+    def _known_role(cls, value: str) -> str:
+        """Name the known roles when an unknown one is given."""
+        if value not in ROLE_NAMES:
+            raise ValueError(f"unknown role {value!r}; expected one of {list(ROLE_NAMES)}")
+        return value
+
+    def ids(self) -> list[str]:
+        """The player ids this entry makes."""
+        return [self.id] if self.count == 1 else [f"{self.id}_{i}" for i in range(self.count)]
+
+
+class _RoleSection(Section):
+    """Settings every role has: the snapshot rule and the PFSP weighting."""
+
+    snapshot_every_updates: int = Field(SnapshotSettings.snapshot_every_updates, ge=1)
+    snapshot_win_rate: float = Field(SnapshotSettings.snapshot_win_rate, ge=0, le=1)
+    snapshot_min_updates: int = Field(SnapshotSettings.snapshot_min_updates, ge=0)
+    pfsp_weighting: str = SnapshotSettings.pfsp_weighting
+    pfsp_exponent: float = Field(SnapshotSettings.pfsp_exponent, gt=0)
+
+    @field_validator("pfsp_weighting")
+    @classmethod
+    def _known_weighting(cls, value: str) -> str:
+        """Name the known PFSP weightings when an unknown one is given."""
+        if value not in WEIGHTINGS:
+            raise ValueError(f"unknown PFSP weighting {value!r}; expected one of "
+                             f"{sorted(WEIGHTINGS)}")
+        return value
+
+
+class MainRoleSection(_RoleSection):
+    """``[league.roles.main]``: the opponent mix of main agents (weights, normalized)."""
+
+    self_play: float = Field(MainSettings.self_play, ge=0)
+    pfsp: float = Field(MainSettings.pfsp, ge=0)
+    exploiters: float = Field(MainSettings.exploiters, ge=0)
+
+    @model_validator(mode="after")
+    def _some_weight(self) -> MainRoleSection:
+        """Refuse a mix whose weights are all zero."""
+        if self.self_play + self.pfsp + self.exploiters <= 0:
+            raise ValueError("self_play + pfsp + exploiters must be > 0")
+        return self
+
+
+class MainExploiterRoleSection(_RoleSection):
+    """``[league.roles.main_exploiter]``: PFSP over main snapshots below ``fallback_win_rate``."""
+
+    pfsp_weighting: str = MainExploiterSettings.pfsp_weighting
+    fallback_win_rate: float = Field(MainExploiterSettings.fallback_win_rate, ge=0, le=1)
+
+
+class LeagueExploiterRoleSection(_RoleSection):
+    """``[league.roles.league_exploiter]``: reset probability after each snapshot."""
+
+    pfsp_weighting: str = LeagueExploiterSettings.pfsp_weighting
+    reset_prob: float = Field(LeagueExploiterSettings.reset_prob, ge=0, le=1)
+
+
+class RolesSection(Section):
+    """``[league.roles.*]``: one table per role."""
+
+    main: MainRoleSection = Field(default_factory=MainRoleSection)
+    main_exploiter: MainExploiterRoleSection = Field(default_factory=MainExploiterRoleSection)
+    league_exploiter: LeagueExploiterRoleSection = Field(
+        default_factory=LeagueExploiterRoleSection)
+
+
+def _default_players() -> list[LeaguePlayerSection]:
+    """One main agent (self-play and PFSP over its own snapshots)."""
+    return [LeaguePlayerSection(id="main", role=MAIN)]
+
+
+class LeagueSection(Section):
+    """``[league]``: who trains, in which role, and how results are counted.
+
+    Attributes:
+        payoff_decay: Factor applied to a pair's payoff counts before each new game (0, 1].
+        min_games: Decayed games before a win rate is trusted (else 0.5).
+        elo_k: Elo's K factor.
+        match_log_size: Newest matches kept in the league's match log.
+        players: ``[[league.players]]`` entries.
+        roles: Per-role settings.
+        bots: Scripted bots: name -> script path (relative to the TOML's folder, kept as written).
+    """
+
+    payoff_decay: float = Field(LeagueSettings.payoff_decay, gt=0, le=1)
+    min_games: float = Field(LeagueSettings.min_games, ge=1)
+    elo_k: float = Field(LeagueSettings.elo_k, gt=0)
+    match_log_size: int = Field(LeagueSettings.match_log_size, ge=1)
+    players: list[LeaguePlayerSection] = Field(default_factory=_default_players, min_length=1)
+    roles: RolesSection = Field(default_factory=RolesSection)
+    bots: dict[str, str] = Field(default_factory=dict)
+
+    @field_validator("bots")
+    @classmethod
+    def _plain_bot_names(cls, value: dict[str, str]) -> dict[str, str]:
+        """Refuse bot names that would not parse back from ``bot:<name>``, and empty paths."""
+        for name, path in value.items():
+            _plain_name(name)
+            if not path.strip():
+                raise ValueError(f"bot {name!r}: empty script path")
+        return value
+
+    @model_validator(mode="after")
+    def _consistent(self) -> LeagueSection:
+        """Unique ids, a main agent, and a ``min_games`` that decayed counts can reach."""
+        ids = self.player_ids()
+        duplicates = sorted({pid for pid in ids if ids.count(pid) > 1})
+        if duplicates:
+            raise ValueError(f"duplicate player ids {duplicates} in [[league.players]]")
+        if not any(p.role == MAIN for p in self.players):
+            raise ValueError("[[league.players]] needs at least one player with role = 'main'")
+        if self.payoff_decay < 1 and self.min_games >= 1 / (1 - self.payoff_decay):
+            raise ValueError(f"min_games = {self.min_games} is never reached with payoff_decay = "
+                             f"{self.payoff_decay} (decayed games stay below "
+                             f"{1 / (1 - self.payoff_decay):.1f})")
+        return self
+
+    def player_ids(self) -> list[str]:
+        """Every player id, entries with ``count`` expanded."""
+        return [pid for entry in self.players for pid in entry.ids()]
+
+    def to_settings(self) -> LeagueSettings:
+        """The league's settings dataclasses."""
+        specs = tuple(PlayerSpec(pid, e.role) for e in self.players for pid in e.ids())
+        return LeagueSettings(
+            players=specs, payoff_decay=self.payoff_decay, min_games=self.min_games,
+            elo_k=self.elo_k, match_log_size=self.match_log_size,
+            main=MainSettings(**self.roles.main.model_dump()),
+            main_exploiter=MainExploiterSettings(**self.roles.main_exploiter.model_dump()),
+            league_exploiter=LeagueExploiterSettings(**self.roles.league_exploiter.model_dump()),
+            bots=dict(self.bots),
+        )
+
+
+def _plain_name(value: str) -> str:
+    """Return ``value`` if it is a plain name (letters, digits, ``_ . -``), else fail."""
+    if not _ID.match(value):
+        raise ValueError(f"expected a name of letters, digits, '_', '.' or '-' (no ':'), "
+                         f"got {value!r}")
+    return value
