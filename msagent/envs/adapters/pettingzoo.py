@@ -60,6 +60,10 @@ class AECAdapter(_PettingZooBase):
     move gets its -1 in the terminal Turn); dead agents are stepped with None inside.
     """
 
+    def __init__(self, env: Any, label: str = "") -> None:
+        super().__init__(env, label)
+        self._core = _state_holder(env)
+
     def reset(self, seed: int | None = None) -> Turn:
         """Reset the env; the first seat to move."""
         self.env.reset(seed=seed)
@@ -77,27 +81,27 @@ class AECAdapter(_PettingZooBase):
     def _collect(self) -> None:
         """Add the rewards of the env's last step to every seat's pending rewards."""
         index, pending = self._index, self._pending
-        for agent, reward in self.env.rewards.items():
+        for agent, reward in self._core.rewards.items():
             if reward:
                 pending[index[agent]] += reward
 
     def _advance(self) -> Turn:
         """Step dead agents with None until a live agent moves or the game is over."""
-        env = self.env
+        env = self._core
         while env.agents:
             agent = env.agent_selection
             if not (env.terminations[agent] or env.truncations[agent]):
                 return self._live_turn(agent)
             if all(env.terminations[a] or env.truncations[a] for a in env.agents):
                 break
-            env.step(None)
+            self.env.step(None)
             self._collect()
         return self._end_turn()
 
     def _live_turn(self, agent: str) -> Turn:
         """The Turn of ``agent`` to move, with the rewards pending since the last Turn."""
         seat = self._index[agent]
-        obs, mask = self._split(self.env.observe(agent), self.env.infos.get(agent))
+        obs, mask = self._split(self.env.observe(agent), self._core.infos.get(agent))
         self._to_act = (seat,)
         self._masks = None if mask is None else {seat: mask}
         rewards, self._pending = self._pending, np.zeros(len(self.seats))
@@ -105,10 +109,10 @@ class AECAdapter(_PettingZooBase):
 
     def _end_turn(self) -> Turn:
         """The last Turn: the pending rewards; last observations when truncated."""
-        env = self.env
+        env = self._core
         truncated = any(env.truncations[a] for a in env.agents)
         truncated = truncated and not all(env.terminations[a] for a in env.agents)
-        final = ({self._index[a]: self._split(env.observe(a), None)[0] for a in env.agents}
+        final = ({self._index[a]: self._split(self.env.observe(a), None)[0] for a in env.agents}
                  if truncated else {})
         self._to_act, self._masks = (), None
         rewards, self._pending = self._pending, np.zeros(len(self.seats))
@@ -156,6 +160,16 @@ class ParallelAdapter(_PettingZooBase):
                   if truncs.get(a)} if truncated else {})
         self._to_act, self._masks = (), None
         return Turn((), {}, None, rewards, not truncated, truncated, final)
+
+
+def _state_holder(env: Any) -> Any:
+    """The innermost env under PettingZoo's attribute-forwarding wrappers: it holds ``agents``,
+    ``rewards``, ``terminations``... (reading them there skips a ``__getattr__`` per wrapper)."""
+    from pettingzoo.utils.wrappers import BaseWrapper
+
+    while isinstance(env, BaseWrapper):
+        env = env.env
+    return env
 
 
 def _label(env: Any) -> str:
