@@ -1,0 +1,81 @@
+"""Scripted bots: a user script defining ``act(observation, action_mask) -> action`` (and
+optionally ``reset()``, called at the start of each game).
+
+A :class:`Bot` is a ``SeatActor`` of :mod:`msagent.envs.play`: called with a batch of
+observations and masks, it returns one action per row, refusing illegal ones.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from msagent.errors import IllegalActionError, ScriptError
+from msagent.user_scripts import load_script
+
+
+class Bot:
+    """A scripted bot loaded from a user script.
+
+    Args:
+        name: names the bot in messages (the script's file name by default).
+        act: the script's ``act(observation, action_mask) -> action``.
+        reset: the script's ``reset()``, or None.
+    """
+
+    def __init__(self, name: str, act: Any, reset: Any = None) -> None:
+        self.name, self._act, self._reset = name, act, reset
+
+    def reset(self) -> None:
+        """Start a new game (calls the script's ``reset()`` when it has one)."""
+        if self._reset is not None:
+            self._reset()
+
+    def act_batch(self, obs_list: Any, masks: Any) -> np.ndarray:
+        """One action per row: the script's ``act`` on each (observation, mask).
+
+        Raises:
+            ScriptError: ``act`` raised, or returned something that is not an action.
+            IllegalActionError: ``act`` chose an action its row's mask forbids.
+        """
+        actions = np.empty(len(obs_list), dtype=np.int64)
+        for i, obs in enumerate(obs_list):
+            mask = None if masks is None else masks[i]
+            actions[i] = self._act_one(obs, mask)
+        return actions
+
+    __call__ = act_batch
+
+    def _act_one(self, obs: Any, mask: np.ndarray | None) -> int:
+        """The script's checked action for one observation."""
+        try:
+            action = self._act(obs, mask)
+        except Exception as exc:
+            raise ScriptError(f"bot {self.name}: act() raised {type(exc).__name__}: {exc}") \
+                from exc
+        if not isinstance(action, (int, np.integer)) or isinstance(action, bool):
+            raise ScriptError(f"bot {self.name}: act() returned {action!r} "
+                              f"({type(action).__name__}); expected an integer action")
+        if mask is not None and not (0 <= action < len(mask) and mask[action]):
+            raise IllegalActionError(f"bot {self.name} chose action {int(action)}, which is not "
+                                     f"legal; legal actions: {np.flatnonzero(mask).tolist()}")
+        return int(action)
+
+
+def load_bot(path: str, name: str = "") -> Bot:
+    """The bot a user script defines (``act`` required, ``reset`` optional).
+
+    Raises:
+        ConfigError: the script does not exist or cannot be imported.
+        ScriptError: the script defines no callable ``act``.
+    """
+    module = load_script(str(path))
+    name = name or Path(path).stem
+    act = getattr(module, "act", None)
+    if not callable(act):
+        raise ScriptError(f"bot script {path!r} must define a function "
+                          "act(observation, action_mask) -> action")
+    reset = getattr(module, "reset", None)
+    return Bot(name, act, reset if callable(reset) else None)
