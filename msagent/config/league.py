@@ -172,8 +172,8 @@ class LeagueSection(Section):
         if not any(p.role == MAIN for p in self.players):
             raise ValueError("[[league.players]] needs at least one player with role = 'main'")
         if self.payoff_decay < 1 and self.min_games >= 1 / (1 - self.payoff_decay):
-            raise ValueError(f"min_games = {self.min_games} is never reached with payoff_decay = "
-                             f"{self.payoff_decay} (decayed games stay below "
+            raise ValueError(f"min_games = {self.min_games:g} is never reached with payoff_decay = "
+                             f"{self.payoff_decay:g} (decayed games stay below "
                              f"{1 / (1 - self.payoff_decay):.1f})")
         return self
 

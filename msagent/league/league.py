@@ -110,7 +110,7 @@ class League:
         return LeagueOrder(snapshot=self.role_of(player_id).should_snapshot(self, player, updates))
 
     def add_snapshot(self, player_id: str, key: ModelKey, updates: int) -> LeagueOrder:
-        """Add snapshot ``key`` of the player to the league; say whether to reset it, and to what."""
+        """Add snapshot ``key`` of the player to the league; say whether to reset it (to what)."""
         player = self._player(player_id)
         if key.policy_id != player_id:
             raise ValueError(f"snapshot {key} is not of player {player_id!r}")

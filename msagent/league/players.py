@@ -17,7 +17,7 @@ class Player:
     """A trainable member of the league.
 
     Attributes:
-        id: The policy id (its learner trains it; its newest parameters are ``PolicyRef.player(id)``).
+        id: The policy id (its newest parameters are ``PolicyRef.player(id)``).
         role: ``"main"``, ``"main_exploiter"`` or ``"league_exploiter"``.
         parent: Participant id of the snapshot it continues from (its newest snapshot, or the one
             it was reset to); None before its first snapshot.

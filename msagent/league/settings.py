@@ -96,7 +96,7 @@ class LeagueSettings:
 
     players: tuple[PlayerSpec, ...] = (PlayerSpec("main", MAIN),)
     payoff_decay: float = 0.99
-    min_games: float = 10
+    min_games: float = 10.0
     elo_k: float = 16.0
     match_log_size: int = 10_000
     main: MainSettings = field(default_factory=MainSettings)
