@@ -91,6 +91,27 @@ def version() -> None:
     typer.echo(__version__)
 
 
+@app.command("validate-env")
+def validate_env(
+    script: Path = typer.Argument(..., help="The env script (defines make_env)."),
+    set_: list[str] | None = typer.Option(
+        None, "--set", metavar="KEY=VALUE", help="A make_env parameter (repeatable)."),
+    steps: int = typer.Option(1000, help="Turns of random legal play to check."),
+    seed: int = typer.Option(0, help="Seed of the random play."),
+) -> None:
+    """Check an env script; exit 0 when every check passes, 2 otherwise."""
+    from msagent.config.overrides import parse_override
+    from msagent.validate_env import validate_env as validate
+
+    try:
+        params = dict(parse_override(text) for text in set_ or [])
+    except UserError as exc:
+        _fail(str(exc), USER_ERROR_EXIT)
+    report = validate(str(script), params, steps=steps, seed=seed)
+    typer.echo(report.render())
+    raise typer.Exit(0 if report.ok else USER_ERROR_EXIT)
+
+
 def load(config: Path, overrides: list[str], mode: Mode | None, address: str | None) -> TrainConfig:
     """Load the config with ``--set`` overrides, then the ``--mode``/``--address`` flags."""
     from msagent.config import load_config
