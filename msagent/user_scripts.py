@@ -59,6 +59,15 @@ def env_factory(env_script: str, env_params: dict[str, Any]) -> Callable[[], Any
     return functools.partial(make_env, **env_params)
 
 
+def game_factory(env_script: str, env_params: dict[str, Any]) -> Callable[[], Any]:
+    """A zero-argument function that builds one user game as a ``MultiAgentEnv`` (a Gymnasium
+    env becomes a one-seat game; PettingZoo and OpenSpiel games go through their adapters)."""
+    from msagent.envs.adapters import as_multi_agent
+
+    make = env_factory(env_script, env_params)
+    return lambda: as_multi_agent(make(), label=env_script)
+
+
 def check_env(env: Any, env_script: str) -> Any:
     """Refuse what ``make_env`` returned unless it has what msagent uses of an env.
 
@@ -93,13 +102,27 @@ def build_policy(env_script: str, agent_script: str, env_params: dict[str, Any],
     Raises:
         ScriptError: a script misses its function, or returned the wrong kind of object.
     """
-    env = check_env(env_factory(env_script, env_params)(), env_script)
+    env = _spaces_of(env_factory(env_script, env_params)(), env_script)
     try:
         spaces = env.observation_space, env.action_space
     finally:
         getattr(env, "close", lambda: None)()
     policy = script_function(agent_script, "make_policy")(*spaces, seed=seed)
     return check_policy(policy, agent_script)
+
+
+def _spaces_of(env: Any, env_script: str) -> Any:
+    """The env itself when it is a Gymnasium-shaped env, else its multi-seat adapter (whose
+    spaces are one seat's: PettingZoo and OpenSpiel games)."""
+    if all(hasattr(env, name) for name in ENV_ATTRIBUTES) and \
+            not callable(getattr(env, "observation_space")):
+        return env
+    from msagent.envs.adapters import as_multi_agent
+
+    try:
+        return as_multi_agent(env, label=env_script)
+    except ScriptError:
+        return check_env(env, env_script)  # names what a Gymnasium env lacks
 
 
 def _type_name(value: Any) -> str:

@@ -11,12 +11,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import Field
+from pydantic import Field, ValidationInfo, field_validator
 
 from msagent.buffer.config import TableConfig
 from msagent.config.algorithm import AlgorithmSection, NONE_WORD, NULLABLE
 from msagent.config.base import Section
-from msagent.config.general import LoggingSection, RunSection, ScriptsSection, StopSection
+from msagent.config.general import (LoggingSection, RunSection, ScriptsSection, StopSection,
+                                    _base_dir, resolve_script)
+from msagent.config.league import LeagueSection
 from msagent.config.services import (
     BufferSection,
     EnvWorkerSection,
@@ -53,6 +55,18 @@ class TrainConfig(Section):
         default_factory=AlgorithmSection
     )
     logging: LoggingSection = Field(default_factory=LoggingSection)
+    league: LeagueSection | None = None
+    """A ``[league]`` table turns the run into league training (several trainable players)."""
+
+    @field_validator("league")
+    @classmethod
+    def _resolve_bots(cls, value: LeagueSection | None,
+                      info: ValidationInfo) -> LeagueSection | None:
+        """Make bot script paths absolute (against the TOML's folder), insisting they exist."""
+        if value is not None:
+            base = _base_dir(info.context)
+            value.bots = {name: str(resolve_script(path, base)) for name, path in value.bots.items()}
+        return value
 
     def ppo_config(self) -> PPOConfig:
         """PPO's hyperparameters: the ``[algorithm]`` keys set, ``seed`` from ``run.seed``."""

@@ -190,6 +190,25 @@ class ModelPoolSection(_Service):
         return self.keep_last or None
 
 
+class EvaluatorSection(_Service):
+    """League runs: games of a player's newest parameters against fixed opponents, written
+    nowhere but the results (win rates against wall time; bots join the payoff table).
+
+    Attributes:
+        num: Evaluator instances (0: none).
+        num_envs: Games each plays side by side.
+        player: The player evaluated ("": the first player of ``[league]``).
+        opponents: Participant ids (``"bot:random"``, ``"main:40"``); empty: every bot.
+        deterministic: Take the most likely legal action instead of sampling.
+    """
+
+    num: int = Field(1, ge=0)
+    num_envs: int = Field(8, ge=1)
+    player: str = ""
+    opponents: list[str] = Field(default_factory=list)
+    deterministic: bool = True
+
+
 class ServicesSection(Section):
     """All service tables."""
 
@@ -198,6 +217,7 @@ class ServicesSection(Section):
     learner: LearnerSection = Field(default_factory=LearnerSection)
     buffer: BufferSection = Field(default_factory=BufferSection)
     model_pool: ModelPoolSection = Field(default_factory=ModelPoolSection)
+    evaluator: EvaluatorSection = Field(default_factory=EvaluatorSection)
 
 
 def _known(value: str, kinds: tuple[str, ...]) -> str:

@@ -38,11 +38,13 @@ class Acting:
         bots: Bot name -> bot script path.
         cache_size: Snapshots kept in the local LRU cache.
         central: Ask the inference servers instead of acting locally.
+        deterministic: Take the most likely legal action (evaluation) instead of sampling.
     """
 
     def __init__(self, players: list[str], build: Callable[[], Policy] | None,
-                 bots: dict[str, str], cache_size: int, central: bool) -> None:
-        self.central = central
+                 bots: dict[str, str], cache_size: int, central: bool,
+                 deterministic: bool = False) -> None:
+        self.central, self.deterministic = central, deterministic
         self.bots = {name: load_bot(path) for name, path in bots.items()}
         self.versions = {p: 0 for p in players}
         if central:
@@ -66,8 +68,9 @@ class Acting:
             return self._predict(ref, obs, masks)
         if ref.kind == PLAYER:
             follower = self._followers[ref.name]
-            return Acted(follower.policy.act(obs, masks), ModelKey(ref.name, follower.version))
-        return Acted(self.cache.get(ref.key).act(obs, masks), ref.key)
+            return Acted(follower.policy.act(obs, masks, self.deterministic),
+                         ModelKey(ref.name, follower.version))
+        return Acted(self.cache.get(ref.key).act(obs, masks, self.deterministic), ref.key)
 
     def _predict(self, ref: PolicyRef, obs: np.ndarray, masks: np.ndarray | None) -> Acted:
         """Ask the inference servers, waiting for a replaced server up to INFERENCE_WAIT_S."""

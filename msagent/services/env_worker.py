@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import threading
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -13,6 +13,8 @@ from msagent.errors import ErrorInfo, InstanceDiedError, ServiceNotFoundError
 from msagent.envs import Acted, FragmentCollector, make_vector_env
 from msagent.runtime import Solver, current_instance, register, subscribe
 from msagent.services.inference import PolicyScripts, PredictRequest
+from msagent.services.acting import Acting
+from msagent.services.league_client import group_by_table, league_collector
 from msagent.services.params import PolicyFollower, params_topic
 from msagent.user_scripts import build_policy, env_factory
 from msagent.vocabulary import ModelKey
@@ -32,6 +34,25 @@ class WorkerSettings:
     sync: bool = True
     generation: int = 0
     """How many times the run was resumed: part of every worker's seed."""
+    league: LeagueSeats | None = None
+    """League mode: the trainable players, their tables and the bots (None: one policy)."""
+
+
+@dataclass
+class LeagueSeats:
+    """What a league env worker needs beyond the single-policy settings.
+
+    Attributes:
+        tables: Trainable player -> the buffer table its learner samples.
+        bots: Bot name -> bot script path.
+        cache_size: Frozen snapshots kept in the worker's LRU cache (local inference).
+        prefetch: Matches asked of the league per call, per home player.
+    """
+
+    tables: dict[str, str]
+    bots: dict[str, str] = field(default_factory=dict)
+    cache_size: int = 8
+    prefetch: int = 16
 
 
 INFERENCE_WAIT_S = 60.0
@@ -64,7 +85,10 @@ class EnvWorker:
         self._steps, self._version = 0, 0
         self._first_step: float | None = None
         self.error: ErrorInfo | None = None
-        if settings.central:
+        self._acting: Acting | None = None
+        if settings.league is not None:
+            pass  # the league loop builds its own acting (players, snapshots, bots)
+        elif settings.central:
             self._sub = subscribe(params_topic(settings.policy_id), values=False)
         else:
             sc = settings.scripts
@@ -87,6 +111,8 @@ class EnvWorker:
     def stop(self, timeout_s: float = 30.0) -> bool:
         """Stop ``run`` after its current fragment; True once it has ended."""
         self._stop.set()
+        if self._acting is not None:
+            self._acting.stop.set()
         return self._done.wait(timeout_s)
 
     @register(concurrent=True)
@@ -104,6 +130,8 @@ class EnvWorker:
 
     def _loop(self) -> None:
         """Wait for the first parameters, then collect, ship and (in sync mode) wait."""
+        if self.s.league is not None:
+            return self._league_loop(self.s.league)
         sc = self.s.scripts
         envs = make_vector_env(env_factory(sc.env_script, sc.env_params), self.s.num_envs)
         self._await_version(1)
@@ -121,6 +149,27 @@ class EnvWorker:
             if self._version != acted:
                 collector.act_again()
         envs.close()
+
+    def _league_loop(self, league: LeagueSeats) -> None:
+        """Play the league's matches; ship each player's fragments to its table; report games."""
+        acting, collector, matches = league_collector(self.s, league, self.index, self.seed)
+        self._acting = acting
+        self._first_step = time.time()
+        try:
+            while not self._stop.is_set():
+                by_table = group_by_table(collector.collect(), league.tables)
+                for table, fragments in by_table.items():
+                    Solver().retrieve("ReplayBufferService", "insert", table, fragments)
+                results = collector.take_results()
+                matches.report(results)
+                with self._lock:
+                    self._episodes.extend((r.episode_return, r.length) for r in results)
+                    self._steps += self.s.num_envs * self.s.fragment_len
+                acting.refresh()
+                self._version = min(acting.versions.values())
+        finally:
+            for slot in collector.slots:
+                slot.env.close()
 
     def _act(self, obs: np.ndarray) -> Acted:
         """Actions for a batch of observations, locally or from the inference service."""

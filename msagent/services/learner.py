@@ -15,7 +15,9 @@ from msagent.policy import PPO, PPOConfig
 from msagent.rundir import RunDir
 from msagent.runtime import Solver, publish, register
 from msagent.services.inference import PolicyScripts
-from msagent.services.learner_state import LearnerCounters, restore_learner, save_learner
+from msagent.services.learner_league import LeagueHooks
+from msagent.services.learner_state import (LearnerCounters, export_learner, restore_learner,
+                                           save_learner)
 from msagent.services.params import params_topic
 from msagent.user_scripts import build_policy
 
@@ -40,6 +42,8 @@ class LearnerSettings:
     dump_model_every: int = 10
     run_dir: str | None = None
     resume_step: int | None = None
+    league: bool = False
+    """League mode: snapshots and resets as ``LeagueService`` orders (see learner_league)."""
 
 
 class Learner:
@@ -55,7 +59,9 @@ class Learner:
         self._stop, self._lock, self._done = threading.Event(), threading.Lock(), threading.Event()
         self._run_dir = RunDir.open(settings.run_dir) if settings.run_dir else None
         if settings.resume_step is not None and self._run_dir is not None:
-            self.c = restore_learner(self._run_dir, self.ppo, settings.resume_step).counters
+            self.c = restore_learner(self._run_dir, self.ppo, settings.resume_step,
+                                     settings.policy_id if settings.league else None).counters
+        self._league = LeagueHooks(settings.policy_id, self.ppo) if settings.league else None
 
     @property
     def version(self) -> int:
@@ -67,6 +73,9 @@ class Learner:
         """Publish the first parameters, then sample-update-publish until stopped."""
         try:
             self._publish()
+            if self._league is not None and self._league.after_update(self.c.updates,
+                                                                      self.version):
+                self._publish()
             self._loop()
         except Exception as exc:
             if not self._stop.is_set():  # an error while stopping is the shutdown's, not ours
@@ -93,6 +102,13 @@ class Learner:
             if self._run_dir is None:
                 return None
             return save_learner(self._run_dir, self.ppo, self.c, progress, run)
+
+    @register(concurrent=True)
+    def export_state(self) -> dict[str, Any]:
+        """Weights, optimizer state and counters as plain data, for a league checkpoint the
+        driver writes (with every player's state and the league's, in one file)."""
+        with self._lock:
+            return export_learner(self.ppo, self.c)
 
     @register(concurrent=True)
     def set_batch_fragments(self, n: int) -> None:
@@ -146,6 +162,8 @@ class Learner:
             self._publish()
         if self.s.dump_model_every and self.c.updates % self.s.dump_model_every == 0:
             self._snapshot()
+        if self._league is not None and self._league.after_update(self.c.updates, self.version):
+            self._publish()
 
     def _publish(self) -> None:
         """Put the current weights on the parameter topic; versions go on after a resume."""

@@ -13,6 +13,7 @@ from msagent.rundir import RunDir, flatten_state, unflatten_state
 log = logging.getLogger("msagent.learner")
 
 REQUIRED_KEYS = ("skeleton", "counters")
+LEAGUE_REQUIRED_KEYS = ("learners", "league")
 """Keys a learner checkpoint's JSON must have; one without them is skipped as unreadable."""
 
 
@@ -49,19 +50,54 @@ def save_learner(run_dir: RunDir, ppo: PPO, counters: LearnerCounters,
     return counters.updates
 
 
-def restore_learner(run_dir: RunDir, ppo: PPO, step: int) -> Restored:
-    """Load checkpoint ``step`` (chosen and checked by the driver) into ``ppo``."""
+def export_learner(ppo: PPO, counters: LearnerCounters) -> dict[str, Any]:
+    """A learner's weights, optimizer state and counters as ``{"tensors", "state"}`` (one
+    player's part of a league checkpoint)."""
+    tensors, skeleton = flatten_state({"policy": ppo.policy.get_weights(),
+                                       "ppo": ppo.state_dict()})
+    plain = {k: v for k, v in vars(counters).items() if k != "losses"}
+    return {"tensors": tensors, "state": {"skeleton": skeleton, "counters": plain}}
+
+
+def player_part(tensors: dict[str, Any], state: dict[str, Any],
+                player: str | None) -> tuple[dict[str, Any], dict[str, Any]]:
+    """One player's tensors and state inside a checkpoint (the whole of a one-learner one)."""
+    if player is None:
+        return tensors, state
+    prefix = f"{player}/"
+    mine = {k[len(prefix):]: v for k, v in tensors.items() if k.startswith(prefix)}
+    return mine, state["learners"][player]
+
+
+def restore_learner(run_dir: RunDir, ppo: PPO, step: int, player: str | None = None) -> Restored:
+    """Load checkpoint ``step`` (chosen and checked by the driver) into ``ppo``; in a league
+    checkpoint, ``player``'s part."""
     found = run_dir.load_checkpoint(step)
-    state = unflatten_state(found.tensors, found.state["skeleton"])
+    tensors, part = player_part(found.tensors, found.state, player)
+    state = unflatten_state(tensors, part["skeleton"])
     ppo.policy.set_weights(state["policy"])
     ppo.load_state_dict(state["ppo"])
     ppo.policy.invalidate_cache()
     log.info("learner resumed from checkpoint step %d", found.step)
-    counters = LearnerCounters(**found.state["counters"])
+    counters = LearnerCounters(**part["counters"])
     return Restored(found.step, counters, found.state.get("progress", {}),
                     found.state.get("run", {}))
 
 
-def policy_weights(tensors: dict[str, Any], state: dict[str, Any]) -> dict[str, Any]:
+def policy_weights(tensors: dict[str, Any], state: dict[str, Any],
+                   player: str | None = None) -> dict[str, Any]:
     """The policy weights inside a learner checkpoint (to check them before a resume)."""
-    return unflatten_state(tensors, state["skeleton"])["policy"]
+    tensors, part = player_part(tensors, state, player)
+    return unflatten_state(tensors, part["skeleton"])["policy"]
+
+
+def save_league_checkpoint(run_dir: RunDir, step: int, parts: dict[str, dict[str, Any]],
+                           league: dict[str, Any], progress: dict[str, Any],
+                           run: dict[str, Any]) -> int:
+    """Write every player's part and the league's state as one atomic checkpoint."""
+    tensors = {f"{player}/{name}": value for player, part in parts.items()
+               for name, value in part["tensors"].items()}
+    learners = {player: part["state"] for player, part in parts.items()}
+    run_dir.save_checkpoint(step, tensors, {"learners": learners, "league": league,
+                                            "progress": progress, "run": run})
+    return step

@@ -23,6 +23,20 @@ def rows(snapshot: dict[str, Any]) -> list[tuple[str, str]]:
             for k, v in sorted(snapshot.get("losses", {}).items())]
     counters = {DROPPED: 0, **snapshot.get("counters", {})}
     out += [(name.replace("_", " "), f"{n:,}") for name, n in sorted(counters.items())]
+    return out + league_rows(snapshot.get("league"))
+
+
+def league_rows(view: dict[str, Any] | None) -> list[tuple[str, str]]:
+    """The league's players (Elo, win rate against their targets, snapshots), population and
+    the evaluated player's win rates against fixed opponents."""
+    if not view:
+        return []
+    out = [("league population", str(view.get("population", 0)))]
+    for pid, p in view.get("players", {}).items():
+        out.append((f"{pid} ({p['role']})", f"elo {p['elo']:.0f}  win {_number(p['win_rate'])}"
+                                            f"  snapshots {p['snapshots']}"))
+    for opponent, e in view.get("eval", {}).items():
+        out.append((f"eval vs {opponent}", f"{_number(e['win_rate'])} of {e['games']} games"))
     return out
 
 
@@ -40,6 +54,12 @@ def line(snapshot: dict[str, Any]) -> str:
     ]
     parts += [f"{name}={n}" for name, n in sorted(snapshot.get("counters", {}).items())
               if name != DROPPED and n]
+    view = snapshot.get("league") or {}
+    if view:
+        parts.append(f"population={view.get('population', 0)}")
+        parts += [f"elo/{pid}={p['elo']:.0f}" for pid, p in view.get("players", {}).items()]
+        parts += [f"eval/{o}={_number(e['win_rate'])}({e['games']})"
+                  for o, e in view.get("eval", {}).items()]
     return " ".join(parts + ([losses] if losses else []))
 
 

@@ -46,6 +46,10 @@ class ScalarWriter:
             out += [(loss_tag(k), float(v)) for k, v in snapshot.get("losses", {}).items()]
             out.append(("charts/policy_version", float(snapshot.get("policy_version") or 0)))
         out += [(f"counters/{k}", float(v)) for k, v in snapshot.get("counters", {}).items()]
+        if snapshot.get("league"):
+            from msagent.train.league_watch import league_scalars
+
+            out += league_scalars(snapshot["league"])
         return out
 
     def flush(self) -> None:

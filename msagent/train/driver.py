@@ -18,6 +18,7 @@ from msagent.telemetry.stopping import stop_reason
 from msagent.services.inference import mean_batch_size
 from msagent.train.resume import ResumePlan, plan_resume
 from msagent.train.signals import StopSignals
+from msagent.train.league_watch import LeagueWatch
 from msagent.train.supervisor import Supervisor, SupervisorSettings
 from msagent.train.wiring import RunInfo, Services, connect_services
 
@@ -87,7 +88,7 @@ def _run_info(run_dir: RunDir | None, plan: ResumePlan | None) -> RunInfo:
         return RunInfo(str(run_dir.path) if run_dir else None, run_id)
     generation = int(plan.run.get("generation", 0)) + 1
     return RunInfo(str(run_dir.path) if run_dir else None, plan.run.get("run_id", run_id),
-                   plan.step, generation)
+                   plan.step, generation, plan.league)
 
 
 def _shutdown(services: Services) -> None:
@@ -117,12 +118,16 @@ class Driver:
                                    else None)
         self._next_checkpoint = self._checkpoint_due()
         self._first_step: float | None = None
+        self.league = LeagueWatch(services) if services.league is not None else None
 
     def train(self) -> dict[str, Any]:
         """Start the loops, watch until done; on any failure stop and save what can be saved."""
         try:
-            self.services.learner.call_all("run")
+            for learner in self.services.learners.values():
+                learner.call_all("run")
             self.services.workers.call_all("run")
+            if self.services.evaluator is not None:
+                self.services.evaluator.call_all("run")
             reason = self._watch()
         except BaseException:
             self.supervisor.close()
@@ -143,6 +148,8 @@ class Driver:
                 time.sleep(POLL_S)
                 self._collect()
                 snap = self.metrics.snapshot()
+                if self.league is not None:
+                    snap["league"] = self.league.view()
                 display.update(snap)
                 if time.monotonic() >= next_log:
                     self.writer.write(snap)
@@ -171,13 +178,18 @@ class Driver:
                 self.metrics.record_episode(ret, length)
         self._count(REPLACED, len(self.supervisor.replacements) - replaced_before)
         self._count(LOST, self.supervisor.lost_fragments - lost_before)
-        stats = self._learner_stats()
-        if stats["error"] is not None:
-            raise self._learner_failed(stats["error"])
+        every = self._learner_stats()
+        for stats in every.values():
+            if stats["error"] is not None:
+                raise self._learner_failed(stats["error"])
+        stats = next(iter(every.values()))
         seen = self.metrics.snapshot()
         if stats["updates"] > seen["updates"]:
             self.metrics.record_losses(stats["losses"], stats["version"])
-        self._count(DROPPED, stats["dropped_fragments"] - seen["counters"].get(DROPPED, 0))
+        dropped = sum(s["dropped_fragments"] for s in every.values())
+        self._count(DROPPED, dropped - seen["counters"].get(DROPPED, 0))
+        if self.league is not None:
+            self.league.poll(every)
 
     def _count(self, name: str, n: int) -> None:
         """Add to an event counter when something happened."""
@@ -193,13 +205,16 @@ class Driver:
                 return ServiceDiedError(f"service {handle.name} died ({', '.join(dead)})")
         return error.rebuild("the learner failed")
 
-    def _learner_stats(self) -> dict[str, Any]:
-        """The learner's counters (a learner that died meanwhile is named as such)."""
-        found = list(self.services.learner.call_each("stats").values())
-        if not found:
-            self.services.learner.reap()
-            raise ServiceDiedError(f"service {self.services.learner.name} died")
-        return found[0]
+    def _learner_stats(self) -> dict[str, dict[str, Any]]:
+        """Every learner's counters by player (a learner that died meanwhile is named)."""
+        out = {}
+        for player, handle in self.services.learners.items():
+            found = list(handle.call_each("stats").values())
+            if not found:
+                handle.reap()
+                raise ServiceDiedError(f"service {handle.name} died")
+            out[player] = found[0]
+        return out
 
     def _checkpoint(self) -> int | None:
         """Ask the learner to write a checkpoint with the driver's progress; its step."""
@@ -207,7 +222,11 @@ class Driver:
         if self.run_dir is None:
             return None
         run = {"run_id": self.run.run_id, "generation": self.run.generation}
-        step = self.services.learner.call_all("checkpoint", self.metrics.state_dict(), run)[0]
+        if self.league is not None:
+            step = self.league.checkpoint(self.run_dir, self.metrics.state_dict(), run)
+        else:
+            step = self.services.learner.call_all("checkpoint", self.metrics.state_dict(),
+                                                  run)[0]
         if step is not None:
             log.info("checkpoint %d written", step)
         return step
@@ -222,7 +241,10 @@ class Driver:
         batch = mean_batch_size(self.services.inference.stats()) if self.services.inference \
             else None
         self.services.workers.call_all("stop")
-        learner = self.services.learner.call_all("stop", STOP_S)[0]
+        if self.services.evaluator is not None:
+            self.services.evaluator.call_all("stop")
+        learners = {p: h.call_all("stop", STOP_S)[0] for p, h in self.services.learners.items()}
+        learner = next(iter(learners.values()))
         step = self._checkpoint()
         snap = self.metrics.snapshot()
         self.writer.write(snap)
@@ -237,18 +259,21 @@ class Driver:
                 "replacements": [r.as_dict() for r in self.supervisor.replacements],
                 "checkpoint": step, "elapsed_s": round(snap["elapsed_s"], 2),
                 "first_step_s": _since_process_start(self._first_step),
-                "inference_mean_batch": batch}
+                "inference_mean_batch": batch,
+                **({} if self.league is None else self.league.result(learners, self.run_dir))}
 
     def _after_failure(self) -> None:
         """End the loops of what still lives, and checkpoint if the learner lives and is sound."""
-        for handle, args in ((self.services.workers, ()), (self.services.learner, (5.0,))):
+        stoppable = [(self.services.workers, ()), (self.services.evaluator, ()),
+                     *((h, (5.0,)) for h in self.services.learners.values())]
+        for handle, args in ((h, a) for h, a in stoppable if h is not None):
             try:
                 handle.reap()
                 handle.call_each("stop", *args)
             except Exception:  # the failure being raised matters more than this one
                 log.exception("could not stop %s after a failure", handle.name)
         try:
-            if self.services.learner.instance_ids():
+            if all(h.instance_ids() for h in self.services.learners.values()):
                 step = self._checkpoint()
                 log.info("final checkpoint after the failure: %s", step)
         except Exception:

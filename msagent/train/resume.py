@@ -16,7 +16,7 @@ import numpy as np
 from msagent.config import TrainConfig
 from msagent.errors import ConfigError
 from msagent.rundir import Checkpoint, RunDir
-from msagent.services.learner_state import REQUIRED_KEYS, policy_weights
+from msagent.services.learner_state import LEAGUE_REQUIRED_KEYS, REQUIRED_KEYS, policy_weights
 from msagent.user_scripts import build_policy
 
 log = logging.getLogger("msagent.train")
@@ -30,6 +30,8 @@ class ResumePlan:
     path: str
     progress: dict[str, Any] = field(default_factory=dict)
     run: dict[str, Any] = field(default_factory=dict)
+    league: dict[str, Any] | None = None
+    """The league's state as checkpointed (league runs only)."""
 
 
 def plan_resume(cfg: TrainConfig, run_dir: RunDir,
@@ -42,19 +44,24 @@ def plan_resume(cfg: TrainConfig, run_dir: RunDir,
         ConfigError: Nothing to resume, or the checkpoint does not fit the policy the user's
             scripts build now (naming the checkpoint file and the parameter).
     """
-    found = _newest_readable(run_dir, warn)
+    keys = REQUIRED_KEYS if cfg.league is None else LEAGUE_REQUIRED_KEYS
+    found = _newest_readable(run_dir, warn, keys)
     path = str(run_dir.checkpoints.path(found.step, ".safetensors"))
-    _check_fits(cfg, found, path)
-    return ResumePlan(found.step, path, found.state.get("progress", {}), found.state.get("run", {}))
+    players = [None] if cfg.league is None else cfg.league.player_ids()
+    for player in players:
+        _check_fits(cfg, found, path, player)
+    return ResumePlan(found.step, path, found.state.get("progress", {}), found.state.get("run", {}),
+                      found.state.get("league"))
 
 
-def _newest_readable(run_dir: RunDir, warn: Callable[[str], None]) -> Checkpoint:
+def _newest_readable(run_dir: RunDir, warn: Callable[[str], None],
+                     keys: tuple[str, ...]) -> Checkpoint:
     """The newest checkpoint that reads back whole with a learner's keys; warn of the others."""
     steps = run_dir.checkpoint_steps()
     if not steps:
         raise ConfigError(f"cannot resume {run_dir.path}: it has no complete checkpoint "
                           f"in {run_dir.checkpoint_dir}")
-    found, skipped = run_dir.checkpoints.latest_with_report(REQUIRED_KEYS)
+    found, skipped = run_dir.checkpoints.latest_with_report(keys)
     for skip in skipped:
         warn(f"skipping unreadable checkpoint {skip}")
     if found is None:
@@ -63,9 +70,12 @@ def _newest_readable(run_dir: RunDir, warn: Callable[[str], None]) -> Checkpoint
     return found
 
 
-def _check_fits(cfg: TrainConfig, found: Checkpoint, path: str) -> None:
+def _check_fits(cfg: TrainConfig, found: Checkpoint, path: str, player: str | None) -> None:
     """Refuse a checkpoint whose weights do not fit the policy the scripts build now."""
-    saved = policy_weights(found.tensors, found.state)
+    if player is not None and player not in found.state["learners"]:
+        raise ConfigError(f"cannot resume from {path}: it has no learner of player {player!r} "
+                          f"(it has {sorted(found.state['learners'])})")
+    saved = policy_weights(found.tensors, found.state, player)
     sc = cfg.scripts
     now = build_policy(str(sc.env), str(sc.agent), dict(cfg.env), cfg.run.seed).get_weights()
     for name in sorted(set(saved) | set(now)):

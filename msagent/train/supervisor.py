@@ -170,8 +170,11 @@ class Supervisor:
     def _resize_batch(self) -> None:
         """Tell the learner how many fragments one round now has (sync PPO waits for it)."""
         live = len(self.services.workers.instance_ids())
+        total = max(1, sum(self.services.batches.values())) // max(1, self.s.num_envs)
         try:
-            self.services.learner.call_all("set_batch_fragments", live * self.s.num_envs)
+            for player, handle in self.services.learners.items():
+                full = self.services.batches.get(player, total * self.s.num_envs)
+                handle.call_all("set_batch_fragments", max(1, -(-full * live // total)))
         except Exception:  # a dead learner is reported by the next poll
             log.exception("could not resize the learner's batch")
 

@@ -8,7 +8,7 @@ Services find each other by name through the registry: env workers insert into
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from msagent.config import TrainConfig
@@ -25,22 +25,36 @@ POLICY_ID = "main"
 
 @dataclass
 class Services:
-    """Handles of one run's services."""
+    """Handles of one run's services.
+
+    ``learners`` has one learner per trainable player (one in a single-policy run), and
+    ``batches`` each one's fragments per update with every env worker alive.
+    """
 
     buffer: ServiceHandle
     model_pool: ServiceHandle
-    learner: ServiceHandle
+    learners: dict[str, ServiceHandle]
     inference: ServiceHandle | None
     workers: ServiceHandle
+    batches: dict[str, int] = field(default_factory=dict)
+    league: ServiceHandle | None = None
+    evaluator: ServiceHandle | None = None
+
+    @property
+    def learner(self) -> ServiceHandle:
+        """The first (in a single-policy run, the only) learner."""
+        return next(iter(self.learners.values()))
 
     def all(self) -> list[ServiceHandle]:
         """Every handle, workers first (the order to stop them in)."""
-        found = [self.workers, self.inference, self.learner, self.buffer, self.model_pool]
+        found = [self.workers, self.evaluator, self.inference, *self.learners.values(),
+                 self.league, self.buffer, self.model_pool]
         return [h for h in found if h is not None]
 
     def stateful(self) -> list[ServiceHandle]:
         """The services whose death ends the run (they hold state a replacement lacks)."""
-        return [self.learner, self.buffer, self.model_pool]
+        found = [*self.learners.values(), self.league, self.buffer, self.model_pool]
+        return [h for h in found if h is not None]
 
 
 @dataclass
@@ -52,12 +66,14 @@ class RunInfo:
         run_id: Namespaces the run's keys in a shared model pool (kept across resumes).
         resume_step: The checkpoint the learner continues from (None: a fresh start).
         generation: How many times the run was resumed (part of the env workers' seeds).
+        league_state: The league's state to continue from (a resumed league run).
     """
 
     run_dir: str | None = None
     run_id: str = ""
     resume_step: int | None = None
     generation: int = 0
+    league_state: dict[str, Any] | None = None
 
 
 def connect_services(cfg: TrainConfig, run: RunInfo) -> Services:
@@ -68,6 +84,10 @@ def connect_services(cfg: TrainConfig, run: RunInfo) -> Services:
     error is raised.
     """
     check_supported(cfg)
+    if cfg.league is not None:
+        from msagent.train.league_wiring import connect_league
+
+        return connect_league(cfg, run)
     sv, scripts = cfg.services, policy_scripts(cfg)
     table = cfg.table_config()
     started: list[ServiceHandle] = []
@@ -98,17 +118,28 @@ def connect_services(cfg: TrainConfig, run: RunInfo) -> Services:
         model_pool = start(ModelPoolService, resources=_res(sv.model_pool),
                            kwargs={"url": sv.model_pool.url, "keep_last": sv.model_pool.keep_last,
                                    "namespace": run.run_id})
-        for handle in started:
-            handle.wait_ready()
+        wait_all(started)
     except BaseException:
-        for handle in reversed(started):
-            try:
-                handle.wait_ready()  # instances still starting must be known to be stopped
-            except Exception:
-                pass
-            handle.shutdown()
+        stop_started(started)
         raise
-    return Services(buffer, model_pool, learner, inference, workers)
+    return Services(buffer, model_pool, {POLICY_ID: learner}, inference, workers,
+                    {POLICY_ID: sv.env_worker.num * sv.env_worker.num_envs})
+
+
+def wait_all(started: list[ServiceHandle]) -> None:
+    """Wait until every launched service is built."""
+    for handle in started:
+        handle.wait_ready()
+
+
+def stop_started(started: list[ServiceHandle]) -> None:
+    """Stop what was launched (after one failed to start)."""
+    for handle in reversed(started):
+        try:
+            handle.wait_ready()  # instances still starting must be known to be stopped
+        except Exception:
+            pass
+        handle.shutdown()
 
 
 def policy_scripts(cfg: TrainConfig) -> PolicyScripts:
@@ -120,6 +151,10 @@ def policy_scripts(cfg: TrainConfig) -> PolicyScripts:
 def check_supported(cfg: TrainConfig) -> None:
     """Refuse configurations this version cannot run, naming the key."""
     sv = cfg.services
+    if cfg.league is not None and sv.learner.sync:
+        raise ConfigError("services.learner.sync must be false with a [league]: each player's "
+                          "learner updates on its own, so actors cannot wait for all of them; "
+                          "bound staleness with services.learner.max_policy_lag instead")
     for key, value, allowed in (("services.learner.num", sv.learner.num, 1),
                                 ("services.buffer.num", sv.buffer.num, 1),
                                 ("services.model_pool.num", sv.model_pool.num, 1)):

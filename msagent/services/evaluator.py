@@ -1,0 +1,109 @@
+"""The evaluator: an env worker that writes no fragments. It plays a player's newest
+parameters against fixed opponents (bots, snapshots), alternating seats, and keeps the results
+for the driver (win rates against wall time) and the league (bots join the payoff table)."""
+
+from __future__ import annotations
+
+import itertools
+import threading
+from dataclasses import dataclass, field
+from typing import Any
+
+from msagent.envs.match_collector import MatchCollector
+from msagent.errors import ErrorInfo
+from msagent.runtime import current_instance, register
+from msagent.services.acting import Acting
+from msagent.services.inference import PolicyScripts
+from msagent.services.league_client import LeagueMatches
+from msagent.user_scripts import build_policy, game_factory
+from msagent.vocabulary import EpisodeResult, Match, PolicyRef
+
+
+@dataclass
+class EvaluatorSettings:
+    """Who is evaluated against whom, and how.
+
+    Attributes:
+        scripts: The user's env and agent scripts.
+        player: The trainable player evaluated (its newest parameters).
+        opponents: Participant ids to play against (``"bot:random"``, ``"main:40"``).
+        bots: Bot name -> script path.
+        num_envs: Games played side by side.
+        deterministic: Act with the most likely legal action instead of sampling.
+        report_to_league: Also report the games to ``LeagueService`` (bots join its payoff).
+    """
+
+    scripts: PolicyScripts
+    player: str
+    opponents: list[str]
+    bots: dict[str, str] = field(default_factory=dict)
+    num_envs: int = 8
+    deterministic: bool = True
+    report_to_league: bool = True
+
+
+def evaluation_matches(player: str, opponents: list[str], seats: int = 2):
+    """Endless matches: each opponent in turn, the player in each seat in turn."""
+    refs = [PolicyRef.parse(o) for o in opponents]
+    for seat, opponent in itertools.cycle([(s, o) for o in refs for s in range(seats)]):
+        chosen = [opponent] * seats
+        chosen[seat] = PolicyRef.player(player)
+        yield Match(tuple(chosen), seat)
+
+
+class Evaluator:
+    """Plays evaluation games until stopped; ``drain`` hands out the finished games."""
+
+    def __init__(self, settings: EvaluatorSettings) -> None:
+        self.s = settings
+        self.service, self.index = current_instance()
+        self._stop, self._done, self._lock = threading.Event(), threading.Event(), threading.Lock()
+        self._results: list[EpisodeResult] = []
+        self.error: ErrorInfo | None = None
+
+    @register(response=False)
+    def run(self) -> None:
+        """Play until stopped (a crash is kept and reported by ``drain``)."""
+        try:
+            self._loop()
+        except Exception as exc:
+            if not self._stop.is_set():
+                self.error = ErrorInfo.of(exc)
+                raise
+        finally:
+            self._done.set()
+
+    @register(concurrent=True)
+    def stop(self, timeout_s: float = 30.0) -> bool:
+        """Stop after the current round of steps; True once ended."""
+        self._stop.set()
+        return self._done.wait(timeout_s)
+
+    @register(concurrent=True)
+    def drain(self) -> dict[str, Any]:
+        """The games finished since the last drain, and the error if the loop failed."""
+        with self._lock:
+            out, self._results = self._results, []
+        return {"results": out, "error": self.error}
+
+    def _loop(self) -> None:
+        """Follow the player's parameters; play; keep and report the results."""
+        sc, seed = self.s.scripts, self.s.scripts.seed + 7919 * (self.index + 1)
+        acting = Acting([self.s.player], lambda: build_policy(
+            sc.env_script, sc.agent_script, sc.env_params, seed), self.s.bots, 4, False,
+            deterministic=self.s.deterministic)
+        acting.stop = self._stop
+        acting.wait_for(self.s.player, 1)
+        make = game_factory(sc.env_script, sc.env_params)
+        games = [make() for _ in range(self.s.num_envs)]
+        matches = evaluation_matches(self.s.player, self.s.opponents, len(games[0].seats))
+        collector = MatchCollector(games, acting, lambda k: next(matches), 16, seed)
+        league = LeagueMatches([], 1)
+        while not self._stop.is_set():
+            collector.collect()
+            results = collector.take_results()
+            with self._lock:
+                self._results.extend(results)
+            if self.s.report_to_league:
+                league.report(results)
+            acting.refresh()

@@ -1,0 +1,68 @@
+"""``LeagueService``: the league coordinator as a service (a thin wrapper of msagent.league).
+
+Env workers ask it for matches and report finished games; learners ask it after every update
+whether to snapshot or reset; the driver reads its summary and saves its state with every
+checkpoint. One lock serialises every call, so the pure ``League`` needs no threads.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+from msagent.league import League, LeagueOrder
+from msagent.league.settings import LeagueSettings
+from msagent.runtime import register
+from msagent.vocabulary import EpisodeResult, Match, ModelKey
+
+
+class LeagueService:
+    """Serves one run's league; ``state`` (from a checkpoint) continues a resumed league."""
+
+    def __init__(self, settings: LeagueSettings, seed: int, num_seats: int = 2,
+                 state: dict[str, Any] | None = None) -> None:
+        self.num_seats = num_seats
+        self.league = League.from_state_dict(settings, state) if state else League(settings,
+                                                                                   seed)
+        self._lock = threading.Lock()
+
+    @register(concurrent=True)
+    def next_matches(self, player_id: str, n: int = 1) -> list[Match]:
+        """``n`` matches for ``player_id`` (workers prefetch a few at a time)."""
+        with self._lock:
+            return [self.league.next_match(player_id, self.num_seats) for _ in range(n)]
+
+    @register(concurrent=True)
+    def report(self, results: list[EpisodeResult]) -> int:
+        """Record finished games; how many the league has accepted in all."""
+        with self._lock:
+            for result in results:
+                self.league.report(result)
+            return self.league.reported
+
+    @register(concurrent=True)
+    def on_update(self, player_id: str, updates: int) -> LeagueOrder:
+        """Whether the player's learner should snapshot now."""
+        with self._lock:
+            return self.league.on_update(player_id, updates)
+
+    @register(concurrent=True)
+    def add_snapshot(self, player_id: str, key: ModelKey, updates: int) -> LeagueOrder:
+        """Add a learner's frozen snapshot to the league; whether (and to what) to reset."""
+        with self._lock:
+            return self.league.add_snapshot(player_id, key, updates)
+
+    @register(concurrent=True)
+    def summary(self) -> dict[str, Any]:
+        """Players, ratings, win rates and population size (for the progress display)."""
+        with self._lock:
+            out = self.league.summary()
+            main = next(iter(self.league.players))
+            out["pfsp"] = self.league.pfsp_distribution(main)
+            return out
+
+    @register(concurrent=True)
+    def state_dict(self) -> dict[str, Any]:
+        """The league's whole state as plain data (saved with every checkpoint)."""
+        with self._lock:
+            return self.league.state_dict()

@@ -1,0 +1,50 @@
+"""A league learner's side of the league: after every update it asks ``LeagueService`` whether
+to snapshot (a frozen model-pool entry the league then matches against) and whether to reset
+(main exploiters after each snapshot, league exploiters sometimes)."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from msagent.policy import PPO
+from msagent.runtime import Solver
+from msagent.services.inference import pull_weights
+from msagent.vocabulary import ModelKey
+
+log = logging.getLogger("msagent.learner")
+LEAGUE_SERVICE = "LeagueService"
+
+
+class LeagueHooks:
+    """Snapshots and resets of one trainable player, as the league orders them."""
+
+    def __init__(self, player: str, ppo: PPO) -> None:
+        self.player, self.ppo = player, ppo
+
+    def after_update(self, updates: int, version: int) -> bool:
+        """Follow the league's orders after an update; True when the weights were reset."""
+        order = Solver().retrieve(LEAGUE_SERVICE, "on_update", self.player, updates)
+        if not order.snapshot:
+            return False
+        key = self._snapshot(updates, version)
+        order = Solver().retrieve(LEAGUE_SERVICE, "add_snapshot", self.player, key, updates)
+        if order.reset_to is None:
+            return False
+        self._reset(order.reset_to.key)
+        return True
+
+    def _snapshot(self, updates: int, version: int) -> ModelKey:
+        """Push the current weights as a frozen snapshot (never pruned by keep_last)."""
+        meta: dict[str, Any] = {"updates": updates, "param_version": version, "frozen": True}
+        key = Solver().retrieve("ModelPoolService", "push", self.player,
+                                self.ppo.policy.get_weights(), meta, version)
+        log.info("league snapshot %s", key)
+        return key
+
+    def _reset(self, key: ModelKey) -> None:
+        """Load the weights of ``key`` and forget the optimizer's moments."""
+        self.ppo.policy.set_weights(pull_weights(key))
+        self.ppo.optimizer.state.clear()
+        self.ppo.policy.invalidate_cache()
+        log.info("player %s reset to %s", self.player, key)

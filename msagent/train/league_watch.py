@@ -1,0 +1,92 @@
+"""The driver's view of a league run: the league's summary, the evaluator's win rates, league
+checkpoints (every player's learner and the league's state in one file) and the final report
+(ladder, heatmap, lineage)."""
+
+from __future__ import annotations
+
+import logging
+import time
+from typing import Any
+
+from msagent.errors import ServiceDiedError
+from msagent.league.report import ladder_text, lineage_text, save_heatmap
+from msagent.rundir import RunDir
+from msagent.services.learner_state import save_league_checkpoint
+from msagent.telemetry.evaluation import EvalBoard
+from msagent.train.wiring import Services
+
+log = logging.getLogger("msagent.train")
+SUMMARY_EVERY_S = 2.0
+
+
+class LeagueWatch:
+    """Polls the league and the evaluator; ``view`` is what the progress display shows."""
+
+    def __init__(self, services: Services) -> None:
+        self.services = services
+        self.board = EvalBoard()
+        self.summary: dict[str, Any] = {}
+        self._next_summary = 0.0
+
+    def poll(self, learner_stats: dict[str, dict[str, Any]]) -> None:
+        """Drain the evaluator; refresh the league's summary every few seconds."""
+        if self.services.evaluator is not None:
+            for drained in self.services.evaluator.call_each("drain").values():
+                if drained["error"] is not None:
+                    raise drained["error"].rebuild("the evaluator failed")
+                self.board.add(drained["results"])
+        if time.monotonic() >= self._next_summary:
+            self.summary = self._call("summary")
+            self.summary["versions"] = {p: s["version"] for p, s in learner_stats.items()}
+            self._next_summary = time.monotonic() + SUMMARY_EVERY_S
+
+    def view(self) -> dict[str, Any]:
+        """Players (Elo, win rate vs targets, snapshots), population, evaluation win rates."""
+        return {**self.summary, "eval": self.board.win_rates(), "eval_rows": self.board.rows()}
+
+    def checkpoint(self, run_dir: RunDir, progress: dict[str, Any], run: dict[str, Any]) -> int:
+        """One atomic checkpoint of every learner and the league; its step (total updates)."""
+        parts = {p: h.call_all("export_state")[0] for p, h in self.services.learners.items()}
+        step = sum(part["state"]["counters"]["updates"] for part in parts.values())
+        return save_league_checkpoint(run_dir, step, parts, self._call("state_dict"),
+                                      progress, run)
+
+    def result(self, learners: dict[str, dict[str, Any]],
+               run_dir: RunDir | None) -> dict[str, Any]:
+        """The league part of the final result: players, summary, evaluation, ladder, heatmap."""
+        report = write_report(self._call("state_dict"), run_dir)
+        return {"league": {"players": {p: {"updates": s["updates"], "version": s["version"]}
+                                       for p, s in learners.items()},
+                           "summary": self._call("summary"), "eval": self.board.rows(),
+                           **report}}
+
+    def _call(self, method: str) -> Any:
+        """A call to the league service (its death is named as such)."""
+        found = list(self.services.league.call_each(method).values())
+        if not found:
+            self.services.league.reap()
+            raise ServiceDiedError(f"service {self.services.league.name} died")
+        return found[0]
+
+
+def write_report(state: dict[str, Any], run_dir: RunDir | None) -> dict[str, str]:
+    """The ladder and lineage as text, and the payoff heatmap's PNG path (in the run dir)."""
+    out = {"ladder": ladder_text(state), "lineage": lineage_text(state)}
+    if run_dir is not None:
+        out["heatmap"] = str(save_heatmap(state, run_dir.path / "payoff_heatmap.png"))
+    return out
+
+
+def league_scalars(view: dict[str, Any] | None) -> list[tuple[str, float]]:
+    """TensorBoard scalars under ``league/``: ratings, win rates, population, PFSP, eval."""
+    if not view:
+        return []
+    out = [("league/population", float(view.get("population", 0)))]
+    for pid, p in view.get("players", {}).items():
+        out.append((f"league/elo/{pid}", float(p["elo"])))
+        if p.get("win_rate") is not None:
+            out.append((f"league/win_rate/{pid}", float(p["win_rate"])))
+    out += [(f"league/pfsp/{k}", float(v)) for k, v in view.get("pfsp", {}).items()]
+    out += [(f"league/eval/{k}", float(v["win_rate"])) for k, v in view.get("eval", {}).items()
+            if v.get("win_rate") is not None]
+    return out

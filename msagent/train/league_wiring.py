@@ -1,0 +1,104 @@
+"""The wiring of a league run: one learner and one buffer table per trainable player, the
+``LeagueService`` that hands out matches, env workers that play them, and an evaluator that
+plays the main agent against the configured bots."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from msagent.config import TrainConfig
+from msagent.runtime import ServiceHandle, launch
+from msagent.services.env_worker import EnvWorker, LeagueSeats, WorkerSettings
+from msagent.services.evaluator import Evaluator, EvaluatorSettings
+from msagent.services.inference import configured
+from msagent.services.learner import Learner, LearnerSettings
+from msagent.services.league import LeagueService
+from msagent.services.league_client import home_players
+from msagent.services.model_pool import ModelPoolService
+from msagent.services.replay_buffer import ReplayBufferService
+from msagent.train import wiring
+from msagent.user_scripts import game_factory
+
+
+def player_batches(players: list[str], workers: int, num_envs: int) -> dict[str, int]:
+    """Fragments per update of each player: the env slots it is home in (about one fragment
+    per slot per update, as in a single-policy run)."""
+    counts = {p: 0 for p in players}
+    for index in range(workers):
+        for player in home_players(players, index, num_envs):
+            counts[player] += 1
+    return {p: max(1, n) for p, n in counts.items()}
+
+
+def connect_league(cfg: TrainConfig, run: wiring.RunInfo) -> wiring.Services:
+    """Start a league run's services and return their handles (all built in parallel)."""
+    sv, scripts, league = cfg.services, wiring.policy_scripts(cfg), cfg.league
+    players = league.player_ids()
+    tables = {p: f"{cfg.table_config().name}/{p}" for p in players}
+    batches = player_batches(players, sv.env_worker.num, sv.env_worker.num_envs)
+    seats = len(game_factory(scripts.env_script, scripts.env_params)().seats)
+    started: list[ServiceHandle] = []
+
+    def start(cls: type, **options: Any) -> ServiceHandle:
+        handle = launch(cls, wait=False, **options)
+        started.append(handle)
+        return handle
+
+    try:
+        learners = {p: start(Learner, name=f"Learner-{p}", resources=wiring._res(sv.learner),
+                             args=(_learner_settings(cfg, run, p, tables[p], batches[p]),))
+                    for p in players}
+        league_handle = start(LeagueService, args=(league.to_settings(), cfg.run.seed, seats,
+                                                   run.league_state))
+        central = sv.inference.mode == "central"
+        per_server = -(-sv.env_worker.num // max(sv.inference.num, 1))
+        inference = start(configured(sv.inference.batch or per_server, sv.inference.max_wait_ms),
+                          num=sv.inference.num, name="InferenceServer",
+                          resources=wiring._res(sv.inference),
+                          args=(scripts, sv.inference.cache_size)) if central else None
+        seats_cfg = LeagueSeats(tables, dict(league.bots), sv.inference.cache_size)
+        workers = start(EnvWorker, num=sv.env_worker.num, resources=wiring._res(sv.env_worker),
+                        args=(WorkerSettings(scripts, sv.env_worker.num_envs,
+                                             sv.env_worker.fragment_len, players[0],
+                                             cfg.table_config().name, central, False,
+                                             run.generation, seats_cfg),))
+        buffer = start(ReplayBufferService, resources=wiring._res(sv.buffer),
+                       args=([cfg.table_config(t) for t in tables.values()],))
+        model_pool = start(ModelPoolService, resources=wiring._res(sv.model_pool),
+                           kwargs={"url": sv.model_pool.url, "keep_last": sv.model_pool.keep_last,
+                                   "namespace": run.run_id})
+        evaluator = _start_evaluator(cfg, start, players[0])
+        wiring.wait_all(started)
+    except BaseException:
+        wiring.stop_started(started)
+        raise
+    return wiring.Services(buffer, model_pool, learners, inference, workers, batches,
+                           league_handle, evaluator)
+
+
+def _learner_settings(cfg: TrainConfig, run: wiring.RunInfo, player: str, table: str,
+                      batch: int) -> LearnerSettings:
+    """One player's learner: its table, its topic, snapshots as the league orders."""
+    sv = cfg.services.learner
+    return LearnerSettings(
+        scripts=wiring.policy_scripts(cfg), ppo=cfg.ppo_config(), batch_fragments=batch,
+        policy_id=player, table=table, max_policy_lag=sv.max_policy_lag,
+        publish_every=sv.publish_every, dump_model_every=0, run_dir=run.run_dir,
+        resume_step=run.resume_step, league=True)
+
+
+def _start_evaluator(cfg: TrainConfig, start, player: str) -> ServiceHandle | None:
+    """The evaluator against the configured opponents (default: every bot), if any."""
+    ev = cfg.services.evaluator
+    opponents = list(ev.opponents) or [f"bot:{name}" for name in cfg.league.bots]
+    if ev.num == 0 or not opponents:
+        return None
+    settings = EvaluatorSettings(wiring.policy_scripts(cfg), ev.player or player, opponents,
+                                 dict(cfg.league.bots), ev.num_envs, ev.deterministic)
+    return start(Evaluator, num=ev.num, resources=wiring._res(ev), args=(settings,))
+
+
+def scaled_batches(batches: dict[str, int], live: int, total: int) -> dict[str, int]:
+    """Each player's batch while only ``live`` of ``total`` env workers run."""
+    return {p: max(1, math.ceil(n * live / max(total, 1))) for p, n in batches.items()}
