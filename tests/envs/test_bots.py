@@ -1,0 +1,100 @@
+"""Scripted bots: loading, refusals, and the example bots' one-step lookahead."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from pettingzoo.classic import connect_four_v3, tictactoe_v3
+
+from msagent.envs.adapters import as_multi_agent
+from msagent.envs.bots import load_bot
+from msagent.envs.play import play_games, wdl
+from msagent.errors import IllegalActionError, ScriptError
+
+ROOT = Path(__file__).resolve().parents[2] / "examples"
+C4 = ROOT / "connect4" / "bots"
+TTT = ROOT / "tictactoe" / "bots"
+ALL = np.ones(7, dtype=bool)
+
+
+def board(mine: list[tuple[int, int]], theirs: list[tuple[int, int]], shape=(6, 7)) -> np.ndarray:
+    """An observation with the mover's pieces in plane 0 and the opponent's in plane 1."""
+    obs = np.zeros((*shape, 2), dtype=np.int8)
+    for plane, cells in enumerate((mine, theirs)):
+        for row, col in cells:
+            obs[row, col, plane] = 1
+    return obs
+
+
+def test_lookahead_takes_an_immediate_win_before_blocking() -> None:
+    bot = load_bot(str(C4 / "lookahead_bot.py"))
+    obs = board(mine=[(5, 0), (5, 1), (5, 2)], theirs=[(4, 0), (4, 1), (4, 2), (5, 6)])
+    assert bot.act_batch([obs], [ALL]).tolist() == [3]
+
+
+def test_lookahead_blocks_a_vertical_and_a_diagonal_threat() -> None:
+    bot = load_bot(str(C4 / "lookahead_bot.py"))
+    vertical = board(mine=[(5, 0), (5, 1)], theirs=[(5, 4), (4, 4), (3, 4)])
+    assert bot.act_batch([vertical], [ALL]).tolist() == [4]
+    # opponent holds (5,0), (4,1), (3,2); (2, 3) completes the diagonal
+    diagonal = board(mine=[(5, 1), (5, 2), (4, 2), (4, 3), (3, 3), (5, 6)],
+                     theirs=[(5, 0), (4, 1), (3, 2), (5, 3), (5, 5)])
+    assert bot.act_batch([diagonal], [ALL]).tolist() == [3]
+
+
+def test_tictactoe_lookahead_wins_then_blocks() -> None:
+    bot = load_bot(str(TTT / "lookahead_bot.py"))
+    mask = np.ones(9, dtype=bool)
+    win = board(mine=[(0, 0), (1, 1)], theirs=[(0, 1), (0, 2)], shape=(3, 3))
+    mask[[0, 4, 1, 2]] = False
+    assert bot.act_batch([win], [mask]).tolist() == [8]
+    block = board(mine=[(0, 0)], theirs=[(1, 0), (1, 1)], shape=(3, 3))
+    mask = np.ones(9, dtype=bool)
+    mask[[0, 3, 4]] = False
+    assert bot.act_batch([block], [mask]).tolist() == [5]
+
+
+def test_lookahead_beats_random_in_connect_four() -> None:
+    bots = [load_bot(str(C4 / "lookahead_bot.py")), load_bot(str(C4 / "random_bot.py"))]
+    records = play_games(lambda: as_multi_agent(connect_four_v3.env()), bots, 200, seed=0)
+    score = wdl(records, 0)
+    assert score.games == 200 and score.win_rate >= 0.8, score
+    assert [s.games for s in score.by_seat] == [100, 100]
+
+
+def test_lookahead_beats_random_in_tictactoe() -> None:
+    bots = [load_bot(str(TTT / "lookahead_bot.py")), load_bot(str(TTT / "random_bot.py"))]
+    records = play_games(lambda: as_multi_agent(tictactoe_v3.env()), bots, 100, seed=0)
+    assert wdl(records, 0).losses < wdl(records, 0).wins / 4
+
+
+def test_random_bot_is_seeded_and_legal() -> None:
+    module_bot = load_bot(str(C4 / "random_bot.py"))
+    from msagent.user_scripts import load_script
+
+    mask = np.array([0, 1, 0, 1, 1, 0, 0], dtype=bool)
+    load_script(str(C4 / "random_bot.py")).seed(5)
+    first = module_bot.act_batch([np.zeros((6, 7, 2))] * 20, [mask] * 20)
+    load_script(str(C4 / "random_bot.py")).seed(5)
+    assert np.array_equal(first, module_bot.act_batch([np.zeros((6, 7, 2))] * 20, [mask] * 20))
+    assert set(first.tolist()) == {1, 3, 4}
+
+
+def test_script_without_act_is_refused(tmp_path: Path) -> None:
+    script = tmp_path / "no_act.py"
+    script.write_text("def play(obs, mask):\n    return 0\n")
+    with pytest.raises(ScriptError, match="must define a function act"):
+        load_bot(str(script))
+
+
+def test_illegal_or_odd_actions_name_the_bot(tmp_path: Path) -> None:
+    script = tmp_path / "stubborn.py"
+    script.write_text("def act(obs, mask):\n    return 2 if mask is not None else 'left'\n")
+    bot = load_bot(str(script))
+    mask = np.array([1, 1, 0], dtype=bool)
+    with pytest.raises(IllegalActionError, match=r"bot stubborn chose action 2.*\[0, 1\]"):
+        bot.act_batch([np.zeros(3)], [mask])
+    with pytest.raises(ScriptError, match="bot stubborn: act\\(\\) returned 'left'"):
+        bot.act_batch([np.zeros(3)], None)
