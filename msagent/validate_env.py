@@ -24,6 +24,9 @@ from msagent.envs.multi_agent import MultiAgentEnv, Turn
 from msagent.errors import EnvDataError, MsagentError
 from msagent.user_scripts import script_function
 
+MESSAGE_CHARS = 400
+"""How much of PettingZoo's API test failure message the report keeps (on one line)."""
+
 PLAY_CHECKS = ("seats to act", "observations", "action masks", "rewards", "env runs")
 """The checks of the random games, in report order."""
 
@@ -137,7 +140,7 @@ def _pettingzoo_api_test(make: Any, report: Report) -> None:
             warnings.simplefilter("ignore")
             test(env, num_cycles=100)
     except Exception as exc:
-        message = str(exc) or "(no message)"
+        message = " ".join(str(exc).split())[:MESSAGE_CHARS] or "(no message)"
         report.add("pettingzoo api_test", f"{test.__name__} failed with "
                    f"{type(exc).__name__}: {message}")
     else:

@@ -1,0 +1,116 @@
+"""validate_env and ``msagent validate-env``: the examples pass, broken scripts fail clearly."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from msagent.cli import app
+from msagent.validate_env import validate_env
+
+ROOT = Path(__file__).resolve().parents[2] / "examples"
+CONNECT4 = str(ROOT / "connect4" / "connect4_env.py")
+runner = CliRunner()
+
+OUT_OF_SPACE = '''
+import gymnasium as gym
+import numpy as np
+
+
+class Drifting(gym.Env):
+    observation_space = gym.spaces.Box(-1.0, 1.0, (3,), np.float32)
+    action_space = gym.spaces.Discrete(2)
+
+    def reset(self, seed=None, options=None):
+        self.t = 0
+        return np.zeros(3, np.float32), {}
+
+    def step(self, action):
+        self.t += 1
+        return np.full(3, 0.5 * self.t, np.float32), 0.0, self.t >= 50, False, {}
+
+
+def make_env():
+    return Drifting()
+'''
+
+
+FLAT_OBSERVATIONS = '''
+from pettingzoo.classic.connect_four.connect_four import raw_env
+
+
+class Flat(raw_env):
+    def observe(self, agent):
+        obs = super().observe(agent)
+        return {"observation": obs["observation"][:, :, 0], "action_mask": obs["action_mask"]}
+
+
+def make_env():
+    return Flat()
+'''
+
+
+def failed(report) -> dict[str, str]:
+    """Check name -> message of every failed check."""
+    return {c.name: c.message for c in report.checks if not c.passed}
+
+
+def test_connect_four_example_passes_every_check() -> None:
+    report = validate_env(CONNECT4, {}, steps=300)
+    assert report.ok, report.render()
+    names = [c.name for c in report.checks]
+    assert "pettingzoo api_test" in names and "observations" in names
+    assert report.seats == ("player_0", "player_1") and report.turns == 300
+    assert report.games > 0 and 7 <= report.avg_length <= 42 and report.steps_per_s > 0
+
+
+def test_openspiel_example_with_params_passes() -> None:
+    report = validate_env(str(ROOT / "openspiel" / "openspiel_env.py"), {"game": "kuhn_poker"},
+                          steps=100)
+    assert report.ok and report.kind == "OpenSpielAdapter", report.render()
+
+
+def test_observation_outside_the_space_fails_naming_it(tmp_path: Path) -> None:
+    script = tmp_path / "drifting_env.py"
+    script.write_text(OUT_OF_SPACE)
+    report = validate_env(str(script), {}, steps=100)
+    assert not report.ok and set(failed(report)) == {"observations"}
+    message = failed(report)["observations"]
+    assert "turn 3" in message and "seat agent_0" in message and "outside the bounds" in message
+
+
+def test_missing_make_env_and_unplayable_returns_fail(tmp_path: Path) -> None:
+    script = tmp_path / "empty_env.py"
+    script.write_text("def build():\n    return None\n")
+    report = validate_env(str(script), {})
+    assert failed(report) == {"make_env": f"user script {str(script)!r} must define a function "
+                              "make_env(); see the README section 'Your environment and your "
+                              "agent'"}
+    script = tmp_path / "int_env.py"  # a new path: scripts are imported once per process
+    script.write_text("def make_env():\n    return 42\n")
+    assert "returned int" in failed(validate_env(str(script), {}))["recognised env"]
+
+
+def test_pettingzoo_api_test_failure_is_reported(tmp_path: Path) -> None:
+    script = tmp_path / "bad_pz_env.py"
+    script.write_text(FLAT_OBSERVATIONS)
+    report = validate_env(str(script), {}, steps=50)
+    problems = failed(report)
+    assert problems["pettingzoo api_test"].startswith(
+        "api_test failed with AssertionError: Out of bounds observation"), report.render()
+    assert "expects shape (6, 7, 2) dtype int8, got shape (6, 7)" in problems["observations"]
+
+
+def test_cli_exit_codes(tmp_path: Path) -> None:
+    ok = runner.invoke(app, ["validate-env", CONNECT4, "--steps", "100"])
+    assert ok.exit_code == 0, ok.output
+    assert "[PASS] observations" in ok.output and "all checks passed" in ok.output
+    script = tmp_path / "drifting_env.py"
+    script.write_text(OUT_OF_SPACE)
+    bad = runner.invoke(app, ["validate-env", str(script), "--steps", "100"])
+    assert bad.exit_code == 2 and "[FAIL] observations" in bad.output
+    params = runner.invoke(app, ["validate-env", str(ROOT / "openspiel" / "openspiel_env.py"),
+                                 "--set", "game=matrix_rps", "--steps", "20"])
+    assert params.exit_code == 0 and "'game': 'matrix_rps'" in params.output
+    assert runner.invoke(app, ["validate-env", CONNECT4, "--set", "oops"]).exit_code == 2
