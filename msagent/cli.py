@@ -1,4 +1,5 @@
-"""The ``msagent`` command line: ``msagent train CONFIG`` and ``msagent version``.
+"""The ``msagent`` command line: ``msagent train CONFIG``, ``msagent evaluate RUN_DIR``,
+``msagent league RUN_DIR`` and ``msagent version``.
 
 Exit codes of ``msagent train``: 0 done; 2 the config or a user script is wrong (a
 :class:`~msagent.errors.UserError`); 1 a runtime failure; 130 / 143 stopped cleanly by SIGINT /
@@ -74,7 +75,7 @@ def train(
         _fail("interrupted", INTERRUPTED_EXIT)
     except Exception as exc:  # every failure: one line here, the traceback in train.log
         _fail_with(exc, config, run_dir, verbose)
-    out.print(Text("result:", style="bold green"), Pretty(result))
+    _print_result(out, result)
     if result_json is not None:
         result_json.write_text(json.dumps(result, indent=2))
     if result.get("signal"):
@@ -110,6 +111,59 @@ def validate_env(
     report = validate(str(script), params, steps=steps, seed=seed)
     typer.echo(report.render())
     raise typer.Exit(0 if report.ok else USER_ERROR_EXIT)
+
+
+@app.command()
+def evaluate(
+    run_dir: Path = typer.Argument(..., help="A run directory that `msagent train` wrote."),
+    player: str = typer.Option("main", help="The player of the newest checkpoint to evaluate."),
+    opponent: str = typer.Option(
+        ..., metavar="BOT_SCRIPT|BOT_NAME|PLAYER|MODEL_KEY",
+        help="A bot script (.py), a bot of [league.bots] (random or bot:random), another "
+             "player of the checkpoint, or a snapshot player:version (Redis model pool only)."),
+    games: int = typer.Option(..., help="Games to play; the player moves one seat each game."),
+    seed: int = typer.Option(0, help="Game g is reset with seed + g."),
+    sample: bool = typer.Option(False, "--sample",
+                                help="Sample actions instead of taking the most likely."),
+) -> None:
+    """Play a run's player against an opponent; print win/draw/loss rates per seat."""
+    from msagent.evaluate import evaluate_run, evaluation_table
+
+    try:
+        result = evaluate_run(run_dir, player, opponent=opponent, games=games, seed=seed,
+                              deterministic=not sample)
+    except UserError as exc:
+        _fail(str(exc), USER_ERROR_EXIT)
+    except Exception as exc:
+        _fail(f"{type(exc).__name__}: {exc}", RUNTIME_ERROR_EXIT)
+    out = Console(soft_wrap=True)
+    if not out.is_terminal:  # piped or captured: room for the whole table
+        out = Console(soft_wrap=True, width=160)
+    out.print(evaluation_table(result))
+
+
+@app.command()
+def league(
+    run_dir: Path = typer.Argument(..., help="A league run directory that `msagent train` wrote."),
+    heatmap: Path | None = typer.Option(
+        None, help="Where to write the payoff heatmap PNG (default RUN_DIR/payoff_heatmap.png)."),
+) -> None:
+    """Print the Elo ladder and the lineage of a run's newest league checkpoint; write the
+    payoff heatmap."""
+    from msagent.evaluate import league_state
+    from msagent.league.report import ladder_text, lineage_text, save_heatmap
+
+    try:
+        step, state = league_state(run_dir)
+    except UserError as exc:
+        _fail(str(exc), USER_ERROR_EXIT)
+    out = Console(soft_wrap=True)
+    out.print(Text(f"league of {run_dir} at checkpoint step {step}", style="bold"))
+    out.print(Text(ladder_text(state)))
+    out.print(Text("lineage:", style="bold"))
+    out.print(Text(lineage_text(state)))
+    path = save_heatmap(state, heatmap if heatmap is not None else run_dir / "payoff_heatmap.png")
+    out.print(Text(f"payoff heatmap: {path}", style="bold"))
 
 
 def load(config: Path, overrides: list[str], mode: Mode | None, address: str | None) -> TrainConfig:
@@ -164,6 +218,27 @@ def run(cfg: TrainConfig, run_dir: RunDir, plan: Any) -> Any:
     from msagent.train import run_training
 
     return run_training(cfg, run_dir=run_dir, resume=plan or False)
+
+
+def _print_result(out: Console, result: dict) -> None:
+    """The result's figures; a league's ladder, lineage and evaluation as tables and text."""
+    league = result.get("league")
+    shown = {k: v for k, v in result.items() if k != "league"}
+    if league:
+        shown["league"] = {k: v for k, v in league.items()
+                           if k not in ("ladder", "lineage", "eval")}
+    out.print(Text("result:", style="bold green"), Pretty(shown))
+    if league:
+        out.print(Text(league.get("ladder", "")))
+        out.print(Text("lineage:", style="bold"))
+        out.print(Text(league.get("lineage", "")))
+        for row in league.get("eval", []):
+            out.print(f"main vs {row['opponent']} from seat {row['seat']}: win "
+                      f"{row['win_rate']:.1%} (95% CI {row['ci_low']:.1%}-{row['ci_high']:.1%})"
+                      f", draw {row['draw_rate']:.1%}, loss {row['loss_rate']:.1%} over the last "
+                      f"{row['games']} games")
+        if league.get("heatmap"):
+            out.print(Text(f"payoff heatmap: {league['heatmap']}", style="bold"))
 
 
 def _fail_with(exc: Exception, config: Path, run_dir: RunDir | None, verbose: bool) -> NoReturn:

@@ -1,0 +1,320 @@
+"""Evaluate a finished (or running) run's checkpoint offline: no Ray, no services.
+
+:func:`evaluate_run` loads a run directory's config and newest readable checkpoint, builds a
+player's policy with the run's scripts, and plays it against a bot script, a bot of the run's
+``[league.bots]``, another player of the checkpoint, or a snapshot ``player:version`` of the
+run's Redis model pool, rotating seats. :func:`league_state` reads the newest league checkpoint's
+league (for ``msagent league``).
+"""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from rich.console import Console
+from rich.table import Table
+
+from msagent.envs.play import SeatActor, WinDrawLoss, play_games, wdl, wilson_interval
+from msagent.errors import MsagentError, UserError
+from msagent.rundir import CONFIG_NAME, Checkpoint, RunDir
+from msagent.vocabulary import BOT, PLAYER, SNAPSHOT, PolicyRef
+
+SINGLE_POLICY = "main"
+"""The player name of a one-policy (non-league) run's checkpoint."""
+
+
+@dataclass(frozen=True)
+class Evaluation:
+    """The outcome of :func:`evaluate_run`.
+
+    Attributes:
+        run_dir: The run directory evaluated.
+        step: The checkpoint's step.
+        player: The player evaluated.
+        opponent: The opponent as named in the output (``bot:random``, ``main_exploiter``,
+            ``main:6`` or the bot script's path).
+        seats: The game's seat names, in seat order.
+        games: Games played.
+        seed: Game ``g`` was reset with ``seed + g``.
+        deterministic: Policies took their most likely legal action (else they sampled).
+        result: The player's wins/draws/losses, overall and per seat (``result.by_seat``).
+    """
+
+    run_dir: Path
+    step: int
+    player: str
+    opponent: str
+    seats: tuple[str, ...]
+    games: int
+    seed: int
+    deterministic: bool
+    result: WinDrawLoss
+
+    def rows(self) -> list[tuple[str, WinDrawLoss]]:
+        """``("all", overall)`` then ``(seat name, that seat's tally)`` for each seat."""
+        return [("all", self.result), *zip(self.seats, self.result.by_seat)]
+
+
+def evaluate_run(run_dir: str | Path, player: str = SINGLE_POLICY, *, opponent: str,
+                 games: int, seed: int = 0, deterministic: bool = True) -> Evaluation:
+    """Play ``player`` of the run's newest readable checkpoint against ``opponent``.
+
+    Args:
+        run_dir: A directory ``msagent train`` wrote (``config.toml`` + ``checkpoints/``).
+        player: A player of the checkpoint (a one-policy run has the single player ``main``).
+        opponent: A bot script path (``.py``), a bot name of the run's ``[league.bots]``
+            (``random`` or ``bot:random``), another player of the checkpoint, or a snapshot
+            ``player:version`` (only found when the run's model pool is on Redis).
+        games: Games to play; the player moves one seat each game.
+        seed: Game ``g`` is reset with ``seed + g``; policies sample from it with ``--sample``.
+        deterministic: Policies take their most likely legal action instead of sampling.
+
+    Raises:
+        UserError: games < 1, the run directory or its checkpoint is missing or unreadable,
+            the player or the opponent is unknown (the message lists what can be used).
+    """
+    if games < 1:
+        raise UserError(f"--games must be at least 1, got {games}")
+    path, cfg = _open(run_dir)
+    found = _checkpoint(path, cfg)
+    players = _players(found)
+    if player not in players:
+        raise UserError(f"unknown player {player!r}: the checkpoint of {path} has the players "
+                        f"{', '.join(players)}")
+    sc = cfg.scripts
+    build = _builder(str(sc.env), str(sc.agent), dict(cfg.env))
+    me = _policy_actor(build(seed), _weights(found, player), deterministic)
+    label, them = _opponent(opponent, path, cfg, found, build, seed + 1, deterministic)
+
+    from msagent.user_scripts import game_factory
+
+    factory, seats = game_factory(str(sc.env), dict(cfg.env)), []
+
+    def make() -> Any:
+        env = factory()
+        seats[:] = list(env.seats)
+        return env
+
+    probe = make()
+    probe.close()
+    if len(seats) < 2:
+        raise UserError(f"cannot evaluate against an opponent: the game of {sc.env} has "
+                        f"{len(seats)} seat(s); evaluation needs two or more")
+    actors: list[SeatActor] = [me] + [them] * (len(seats) - 1)
+    records = play_games(make, actors, games, seed, rotate=True)
+    return Evaluation(path, found.step, player, label, tuple(str(s) for s in seats), games, seed,
+                      deterministic, wdl(records, 0))
+
+
+def league_state(run_dir: str | Path) -> tuple[int, dict[str, Any]]:
+    """``(step, League.state_dict())`` of the run's newest readable league checkpoint.
+
+    Raises:
+        UserError: the run directory is missing, or holds no readable league checkpoint.
+    """
+    from msagent.services.learner_state import LEAGUE_REQUIRED_KEYS
+
+    path = _run_path(run_dir)
+    run = RunDir(path)
+    steps = run.checkpoint_steps()
+    found, skipped = run.checkpoints.latest_with_report(LEAGUE_REQUIRED_KEYS)
+    if found is None:
+        why = (f"no checkpoint in {run.checkpoint_dir}" if not steps else
+               f"none of its {len(steps)} checkpoint(s) is a readable league checkpoint ("
+               + "; ".join(str(s) for s in skipped) + ")")
+        raise UserError(f"{path} has no league checkpoint: {why}")
+    return found.step, found.state["league"]
+
+
+def evaluation_table(evaluation: Evaluation) -> Table:
+    """The evaluation as a rich table: one row overall, then one per seat."""
+    e = evaluation
+    mode = "deterministic" if e.deterministic else "sampled"
+    table = Table(title=f"{e.player} vs {e.opponent} ({e.games} games, checkpoint step {e.step}, "
+                        f"{mode}, seed {e.seed})")
+    table.add_column("opponent", no_wrap=True)
+    table.add_column("seat", no_wrap=True)
+    for name in ("games", "win", "draw", "loss", "win 95% CI", "loss 95% CI"):
+        table.add_column(name, justify="right", no_wrap=True)
+    for seat, tally in e.rows():
+        table.add_row(e.opponent, seat, str(tally.games), f"{tally.win_rate:.3f}",
+                      f"{tally.draw_rate:.3f}", f"{tally.loss_rate:.3f}",
+                      _interval(tally.win_interval),
+                      _interval(wilson_interval(tally.losses, tally.games)))
+    return table
+
+
+def evaluation_text(evaluation: Evaluation, width: int = 120) -> str:
+    """:func:`evaluation_table` as plain text."""
+    console = Console(file=io.StringIO(), width=width, color_system=None, force_terminal=False)
+    console.print(evaluation_table(evaluation))
+    return console.file.getvalue()  # type: ignore[attr-defined]
+
+
+def _interval(bounds: tuple[float, float]) -> str:
+    """``[lo, hi]`` with three decimals."""
+    return f"[{bounds[0]:.3f}, {bounds[1]:.3f}]"
+
+
+def _run_path(run_dir: str | Path) -> Path:
+    """The run directory, refusing a missing one."""
+    path = Path(run_dir).expanduser()
+    if not path.is_dir():
+        raise UserError(f"run directory {path} does not exist")
+    return path.absolute()
+
+
+def _open(run_dir: str | Path) -> tuple[Path, Any]:
+    """The run directory and its resolved config."""
+    from msagent.config import load_config
+
+    path = _run_path(run_dir)
+    if not (path / CONFIG_NAME).is_file():
+        raise UserError(f"{path} is not an msagent run directory (no {CONFIG_NAME}); pass a "
+                        "directory that `msagent train` created")
+    return path, load_config(path / CONFIG_NAME, [])
+
+
+def _checkpoint(path: Path, cfg: Any) -> Checkpoint:
+    """The newest checkpoint that reads back with the keys of the run's kind."""
+    from msagent.services.learner_state import LEAGUE_REQUIRED_KEYS, REQUIRED_KEYS
+
+    run = RunDir(path)
+    steps = run.checkpoint_steps()
+    if not steps:
+        raise UserError(f"{path} has no checkpoint yet (nothing complete in "
+                        f"{run.checkpoint_dir})")
+    keys = REQUIRED_KEYS if cfg.league is None else LEAGUE_REQUIRED_KEYS
+    found, skipped = run.checkpoints.latest_with_report(keys)
+    if found is None:
+        raise UserError(f"none of the {len(steps)} checkpoint(s) of {path} can be read: "
+                        + "; ".join(str(s) for s in skipped))
+    return found
+
+
+def _is_league(found: Checkpoint) -> bool:
+    """A league checkpoint (players' parts under ``learners``)."""
+    return "learners" in found.state
+
+
+def _players(found: Checkpoint) -> list[str]:
+    """The players a checkpoint holds."""
+    return list(found.state["learners"]) if _is_league(found) else [SINGLE_POLICY]
+
+
+def _weights(found: Checkpoint, player: str) -> dict[str, Any]:
+    """``player``'s policy weights in the checkpoint."""
+    from msagent.services.learner_state import policy_weights
+
+    return policy_weights(found.tensors, found.state, player if _is_league(found) else None)
+
+
+def _builder(env_script: str, agent_script: str, env_params: dict[str, Any]) -> Callable[..., Any]:
+    """``build(seed)``: a fresh policy of the run's scripts."""
+    from msagent.user_scripts import build_policy
+
+    return lambda seed: build_policy(env_script, agent_script, env_params, seed)
+
+
+def _policy_actor(policy: Any, weights: dict[str, Any], deterministic: bool) -> SeatActor:
+    """A seat actor acting with ``policy`` holding ``weights``."""
+    policy.set_weights(weights)
+    policy.invalidate_cache()
+
+    def act(obs: np.ndarray, masks: np.ndarray | None) -> np.ndarray:
+        return policy.act(obs, masks, deterministic).actions
+
+    return act
+
+
+def _opponent(text: str, path: Path, cfg: Any, found: Checkpoint, build: Callable[..., Any],
+              seed: int, deterministic: bool) -> tuple[str, SeatActor]:
+    """The opponent's label and seat actor."""
+    bots = dict(cfg.league.bots) if cfg.league is not None else {}
+    players = _players(found)
+    if text.endswith(".py") or Path(text).expanduser().is_file():
+        script = Path(text).expanduser()
+        if not script.is_file():
+            raise UserError(f"bot script {text} does not exist")
+        return text, _bot(str(script), "", seed)
+    ref = PolicyRef.parse(text)
+    if ref.kind == PLAYER and ref.name in players:
+        return ref.name, _policy_actor(build(seed), _weights(found, ref.name), deterministic)
+    if ref.kind in (PLAYER, BOT) and ref.name in bots:
+        return f"bot:{ref.name}", _bot(bots[ref.name], ref.name, seed)
+    if ref.kind == SNAPSHOT:
+        weights = _snapshot_weights(ref, path, cfg, found, _usable(players, bots))
+        return str(ref), _policy_actor(build(seed), weights, deterministic)
+    what = "bot" if ref.kind == BOT else "player or bot"
+    raise UserError(f"unknown opponent {text!r} (no such {what} in {path}); "
+                    + _usable(players, bots))
+
+
+def _bot(path: str, name: str, seed: int) -> SeatActor:
+    """The bot of a script; one whose script defines ``seed(n)`` is seeded, so runs repeat."""
+    from msagent.envs.bots import load_bot
+    from msagent.user_scripts import load_script
+
+    bot = load_bot(path, name)
+    seeder = getattr(load_script(path), "seed", None)
+    if callable(seeder):
+        seeder(seed)
+    return bot
+
+
+def _usable(players: list[str], bots: dict[str, str]) -> str:
+    """What ``--opponent`` accepts for this run, in one sentence."""
+    named = ", ".join(f"bot:{b}" for b in bots) or "none declared in [league.bots]"
+    return (f"use a bot script (.py), a bot ({named}), a player ({', '.join(players)}) or a "
+            "snapshot player:version of a run whose model pool is on Redis")
+
+
+def _snapshot_weights(ref: PolicyRef, path: Path, cfg: Any, found: Checkpoint,
+                      usable: str) -> dict[str, Any]:
+    """A snapshot's weights from the run's Redis model pool."""
+    url = cfg.services.model_pool.url
+    if not url or url.strip().lower() == "memory":
+        known = [h["ref"] for h in found.state.get("league", {}).get("historical", [])]
+        hint = f" (the league knew the snapshots {', '.join(known)})" if known else ""
+        raise UserError(f"cannot find snapshot {ref}: the run's model pool was in memory "
+                        f"(services.model_pool.url is not set), so its snapshots ended with the "
+                        f"run{hint}; {usable}")
+    from msagent.model_pool import ModelPool, SnapshotNotFoundError, make_store
+    from msagent.model_pool.stores.redis_store import DEFAULT_PREFIX
+
+    run_id = found.state.get("run", {}).get("run_id") or _marker_run_id(path)
+    pool = ModelPool(make_store(url, prefix=f"{DEFAULT_PREFIX}:{run_id}"), keep_last=None)
+    try:
+        return dict(pool.pull(ref.key).weights)
+    except SnapshotNotFoundError:
+        versions = pool.store.versions(ref.name)
+        have = (f"it holds the versions {', '.join(map(str, versions))} of {ref.name}"
+                if versions else f"it holds no snapshot of {ref.name}")
+        raise UserError(f"snapshot {ref} is not in the run's model pool ({_safe_url(url)}): "
+                        f"{have}; {usable}") from None
+    except MsagentError:
+        raise
+    except Exception as exc:  # redis connection errors and the like
+        raise UserError(f"cannot read snapshot {ref} from the model pool at {_safe_url(url)}: "
+                        f"{type(exc).__name__}: {exc}") from exc
+    finally:
+        pool.store.close()
+
+
+def _marker_run_id(path: Path) -> str:
+    """The run id of the run directory's marker (its name when there is none)."""
+    try:
+        return RunDir(path).run_id
+    except (OSError, ValueError):
+        return path.name
+
+
+def _safe_url(url: str) -> str:
+    """The url without a password."""
+    scheme, sep, rest = url.partition("://")
+    return f"{scheme}{sep}{rest.rpartition('@')[2]}" if sep else url
