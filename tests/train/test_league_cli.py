@@ -1,0 +1,214 @@
+"""``msagent evaluate`` and ``msagent league`` on a real (short) tic-tac-toe league run."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+from msagent.cli import USER_ERROR_EXIT, app
+from msagent.evaluate import evaluate_run
+from msagent.rundir import RunDir
+
+runner = CliRunner()
+REPO = Path(__file__).resolve().parents[2]
+TICTACTOE = REPO / "examples" / "tictactoe"
+RANDOM_BOT = TICTACTOE / "bots" / "random_bot.py"
+PLAYERS = ("main", "main_exploiter", "league_exploiter")
+GAMES = 6
+
+
+def league_toml(root: Path) -> str:
+    """examples/connect4_league.toml's shape on tic-tac-toe, small and fast, no evaluator."""
+    players = "".join(f'\n[[league.players]]\nid = "{p}"\nrole = "{p}"\n' for p in PLAYERS)
+    return f"""
+[run]
+name = "ttt_league"
+seed = 0
+root = {json.dumps(str(root))}
+
+[run.stop]
+time_s = 8
+
+[scripts]
+env = {json.dumps(str(TICTACTOE / "tictactoe_env.py"))}
+agent = {json.dumps(str(TICTACTOE / "tictactoe_agent.py"))}
+
+[services.env_worker]
+num = 1
+num_envs = 8
+fragment_len = 16
+
+[services.learner]
+sync = false
+checkpoint_every_s = 60
+
+[services.evaluator]
+num = 0
+
+[logging]
+progress = false
+tensorboard = false
+
+[league]
+payoff_decay = 0.99
+min_games = 10
+{players}
+[league.roles.main]
+snapshot_every_updates = 5
+
+[league.roles.main_exploiter]
+snapshot_every_updates = 5
+
+[league.roles.league_exploiter]
+snapshot_every_updates = 5
+
+[league.bots]
+random = {json.dumps(str(RANDOM_BOT))}
+lookahead = {json.dumps(str(TICTACTOE / "bots" / "lookahead_bot.py"))}
+"""
+
+
+@pytest.fixture(scope="module")
+def run_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One short league run (trained once for the module) in local mode."""
+    base = tmp_path_factory.mktemp("league_cli")
+    config = base / "ttt_league.toml"
+    config.write_text(league_toml(base / "runs"))
+    env = dict(os.environ, RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER="0")
+    done = subprocess.run([sys.executable, "-m", "msagent", "train", str(config), "--mode",
+                           "local"], capture_output=True, text=True, env=env, timeout=300,
+                          cwd=REPO)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    (found,) = list((base / "runs").iterdir())
+    assert RunDir(found).checkpoint_steps(), "the run wrote no checkpoint"
+    return found
+
+
+def evaluate(run: Path, *args: str) -> tuple[int, str]:
+    """``msagent evaluate RUN ARGS``: (exit code, output)."""
+    result = runner.invoke(app, ["evaluate", str(run), *args])
+    return result.exit_code, result.output
+
+
+def table_rows(output: str) -> dict[str, list[str]]:
+    """The table's data rows by seat (``all`` for the overall one): their cells."""
+    rows = {}
+    for line in output.splitlines():
+        cells = [c.strip() for c in re.split(r"[│|]", line)[1:-1]]
+        if len(cells) >= 6 and cells[2].isdigit():
+            rows[cells[1]] = cells
+    return rows
+
+
+def check_table(output: str, opponent: str, games: int) -> None:
+    """Both seats and the overall row, the games adding up, rates that sum to one."""
+    rows = table_rows(output)
+    assert set(rows) == {"all", "player_1", "player_2"}, output
+    assert all(row[0] == opponent for row in rows.values()), output
+    assert int(rows["all"][2]) == games, output
+    assert int(rows["player_1"][2]) + int(rows["player_2"][2]) == games, output
+    for row in rows.values():
+        assert sum(float(x) for x in row[3:6]) == pytest.approx(1.0, abs=0.002), output
+        assert re.fullmatch(r"\[\d\.\d{3}, \d\.\d{3}\]", row[6]), output
+
+
+def test_evaluate_against_a_bot_script(run_dir: Path) -> None:
+    code, output = evaluate(run_dir, "--opponent", str(RANDOM_BOT), "--games", str(GAMES))
+    assert code == 0, output
+    check_table(output, str(RANDOM_BOT), GAMES)
+
+
+def test_evaluate_against_a_declared_bot_by_name(run_dir: Path) -> None:
+    for name in ("bot:random", "random"):
+        code, output = evaluate(run_dir, "--opponent", name, "--games", str(GAMES), "--sample")
+        assert code == 0, output
+        check_table(output, "bot:random", GAMES)
+        assert "sampled" in output
+
+
+def test_evaluate_against_another_player(run_dir: Path) -> None:
+    code, output = evaluate(run_dir, "--player", "league_exploiter", "--opponent",
+                            "main_exploiter", "--games", str(GAMES), "--seed", "3")
+    assert code == 0, output
+    check_table(output, "main_exploiter", GAMES)
+    assert "league_exploiter vs main_exploiter" in output
+
+
+def test_evaluate_run_counts_every_game_once_per_seat(run_dir: Path) -> None:
+    found = evaluate_run(run_dir, "main", opponent="bot:random", games=5, seed=1)
+    assert found.result.games == 5 and found.seats == ("player_1", "player_2")
+    assert [s.games for s in found.result.by_seat] == [3, 2]
+    again = evaluate_run(run_dir, "main", opponent="bot:random", games=5, seed=1)
+    assert again.result == found.result  # deterministic policy, seeded bot: the same games
+    low, high = found.result.win_interval
+    assert 0.0 <= low <= found.result.win_rate <= high <= 1.0
+
+
+def test_unknown_player_names_the_players(run_dir: Path) -> None:
+    code, output = evaluate(run_dir, "--player", "nobody", "--opponent", "random", "--games", "2")
+    assert code == USER_ERROR_EXIT, output
+    assert "nobody" in output and all(p in output for p in PLAYERS)
+    assert "Traceback" not in output
+
+
+def test_unknown_opponent_lists_what_can_be_used(run_dir: Path) -> None:
+    code, output = evaluate(run_dir, "--opponent", "bot:nobody", "--games", "2")
+    assert code == USER_ERROR_EXIT, output
+    assert "bot:random" in output and "bot:lookahead" in output and "main_exploiter" in output
+
+
+def test_a_model_key_needs_a_redis_model_pool(run_dir: Path) -> None:
+    code, output = evaluate(run_dir, "--opponent", "main:1", "--games", "2")
+    assert code == USER_ERROR_EXIT, output
+    assert "main:1" in output and "services.model_pool.url" in output and "Redis" in output
+    assert "Traceback" not in output
+
+
+def test_too_few_games_is_refused(run_dir: Path) -> None:
+    code, output = evaluate(run_dir, "--opponent", "random", "--games", "0")
+    assert code == USER_ERROR_EXIT and "at least 1" in output, output
+
+
+def test_a_missing_run_dir_is_refused(tmp_path: Path) -> None:
+    code, output = evaluate(tmp_path / "absent", "--opponent", "random", "--games", "2")
+    assert code == USER_ERROR_EXIT and "does not exist" in output, output
+
+
+def test_league_prints_ladder_and_lineage_and_writes_the_heatmap(run_dir: Path,
+                                                                  tmp_path: Path) -> None:
+    heatmap = tmp_path / "out" / "heat.png"
+    result = runner.invoke(app, ["league", str(run_dir), "--heatmap", str(heatmap)])
+    assert result.exit_code == 0, result.output
+    assert "League ladder (Elo)" in result.output and "lineage:" in result.output
+    for player in PLAYERS:
+        assert player in result.output
+    assert str(heatmap) in result.output
+    assert heatmap.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_league_writes_the_heatmap_into_the_run_dir_by_default(run_dir: Path) -> None:
+    default = run_dir / "payoff_heatmap.png"
+    default.unlink(missing_ok=True)
+    result = runner.invoke(app, ["league", str(run_dir)])
+    assert result.exit_code == 0, result.output
+    assert default.stat().st_size > 0
+
+
+def test_league_without_a_league_checkpoint_is_refused(tmp_path: Path) -> None:
+    run = RunDir.create(tmp_path, "single")
+    result = runner.invoke(app, ["league", str(run.path)])
+    assert result.exit_code == USER_ERROR_EXIT, result.output
+    assert "no league checkpoint" in result.output and "Traceback" not in result.output
+    run.save_checkpoint(1, {"policy/w": np.zeros(2, np.float32)},
+                        {"skeleton": {}, "counters": {}})  # a one-policy checkpoint
+    result = runner.invoke(app, ["league", str(run.path)])
+    assert result.exit_code == USER_ERROR_EXIT, result.output
+    assert "no league checkpoint" in result.output and "learners" in result.output
