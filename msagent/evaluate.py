@@ -292,9 +292,8 @@ def _snapshot_weights(ref: PolicyRef, path: Path, cfg: Any, found: Checkpoint,
     try:
         return dict(pool.pull(ref.key).weights)
     except SnapshotNotFoundError:
-        versions = pool.store.versions(ref.name)
-        have = (f"it holds the versions {', '.join(map(str, versions))} of {ref.name}"
-                if versions else f"it holds no snapshot of {ref.name}")
+        held = [str(key) for key in pool.list()]
+        have = (f"it holds {', '.join(held)}" if held else "it holds no snapshot")
         raise UserError(f"snapshot {ref} is not in the run's model pool ({_safe_url(url)}): "
                         f"{have}; {usable}") from None
     except MsagentError:

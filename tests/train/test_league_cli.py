@@ -5,8 +5,12 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
+import socket
 import subprocess
 import sys
+import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -79,9 +83,41 @@ lookahead = {json.dumps(str(TICTACTOE / "bots" / "lookahead_bot.py"))}
 @pytest.fixture(scope="module")
 def run_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """One short league run (trained once for the module) in local mode."""
-    base = tmp_path_factory.mktemp("league_cli")
+    return train_league(tmp_path_factory.mktemp("league_cli"))
+
+
+@pytest.fixture(scope="module")
+def redis_run_dir(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """A short league run whose model pool is on a redis-server of its own (skipped without
+    one installed); the server is stopped after the module."""
+    server = shutil.which("redis-server")
+    if server is None:
+        pytest.skip("redis-server is not installed")
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    redis = subprocess.Popen([server, "--port", str(port), "--bind", "127.0.0.1", "--save", "",
+                              "--appendonly", "no"], stdout=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 10
+        while True:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
+                break
+            except OSError:
+                assert time.monotonic() < deadline, "redis-server did not start"
+                time.sleep(0.1)
+        yield train_league(tmp_path_factory.mktemp("league_cli_redis"),
+                           f'[services.model_pool]\nurl = "redis://127.0.0.1:{port}/0"\n')
+    finally:
+        redis.terminate()
+        redis.wait(10)
+
+
+def train_league(base: Path, extra: str = "") -> Path:
+    """Train :func:`league_toml` (plus ``extra`` TOML) under ``base``; its run directory."""
     config = base / "ttt_league.toml"
-    config.write_text(league_toml(base / "runs"))
+    config.write_text(league_toml(base / "runs") + "\n" + extra)
     env = dict(os.environ, RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER="0")
     done = subprocess.run([sys.executable, "-m", "msagent", "train", str(config), "--mode",
                            "local"], capture_output=True, text=True, env=env, timeout=300,
@@ -170,6 +206,17 @@ def test_a_model_key_needs_a_redis_model_pool(run_dir: Path) -> None:
     assert code == USER_ERROR_EXIT, output
     assert "main:1" in output and "services.model_pool.url" in output and "Redis" in output
     assert "Traceback" not in output
+
+
+def test_a_model_key_is_found_in_a_redis_model_pool(redis_run_dir: Path) -> None:
+    state = RunDir(redis_run_dir).latest_checkpoint().state
+    first = state["league"]["historical"][0]["ref"]  # e.g. main:1
+    code, output = evaluate(redis_run_dir, "--opponent", first, "--games", str(GAMES))
+    assert code == 0, output
+    check_table(output, first, GAMES)
+    code, output = evaluate(redis_run_dir, "--opponent", "main:99999", "--games", "2")
+    assert code == USER_ERROR_EXIT, output
+    assert "main:99999 is not in the run's model pool" in output and first in output
 
 
 def test_too_few_games_is_refused(run_dir: Path) -> None:
