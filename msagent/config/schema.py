@@ -81,7 +81,8 @@ class TrainConfig(Section):
         data = _clean(self.model_dump(mode="python", exclude={"env", "algorithm"}))
         data["env"] = dict(self.env)  # free-form: passed to make_env exactly as given
         data["algorithm"] = self.algorithm.model_dump(exclude_unset=True)
-        return {name: data[name] for name in type(self).model_fields if data.get(name) != {}}
+        return {name: data[name] for name in type(self).model_fields
+                if data.get(name) not in ({}, None)}
 
 
 def _clean(value: Any) -> Any:

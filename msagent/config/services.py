@@ -200,6 +200,7 @@ class EvaluatorSection(_Service):
         player: The player evaluated ("": the first player of ``[league]``).
         opponents: Participant ids (``"bot:random"``, ``"main:40"``); empty: every bot.
         deterministic: Take the most likely legal action instead of sampling.
+        pause_s: Rest between rounds of 16 steps (evaluation takes little CPU from training).
     """
 
     num: int = Field(1, ge=0)
@@ -207,6 +208,7 @@ class EvaluatorSection(_Service):
     player: str = ""
     opponents: list[str] = Field(default_factory=list)
     deterministic: bool = True
+    pause_s: float = Field(0.5, ge=0)
 
 
 class ServicesSection(Section):

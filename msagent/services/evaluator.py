@@ -31,6 +31,7 @@ class EvaluatorSettings:
         num_envs: Games played side by side.
         deterministic: Act with the most likely legal action instead of sampling.
         report_to_league: Also report the games to ``LeagueService`` (bots join its payoff).
+        pause_s: Rest between rounds of 16 steps.
     """
 
     scripts: PolicyScripts
@@ -40,6 +41,8 @@ class EvaluatorSettings:
     num_envs: int = 8
     deterministic: bool = True
     report_to_league: bool = True
+    pause_s: float = 0.5
+    """Rest between rounds of 16 steps, so evaluation takes little CPU from training."""
 
 
 def evaluation_matches(player: str, opponents: list[str], seats: int = 2):
@@ -106,4 +109,5 @@ class Evaluator:
                 self._results.extend(results)
             if self.s.report_to_league:
                 league.report(results)
+            self._stop.wait(self.s.pause_s)
             acting.refresh()

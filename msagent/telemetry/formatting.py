@@ -58,8 +58,8 @@ def line(snapshot: dict[str, Any]) -> str:
     if view:
         parts.append(f"population={view.get('population', 0)}")
         parts += [f"elo/{pid}={p['elo']:.0f}" for pid, p in view.get("players", {}).items()]
-        parts += [f"eval/{o}={_number(e['win_rate'])}({e['games']})"
-                  for o, e in view.get("eval", {}).items()]
+        parts += [f"eval/{r['opponent']}/seat{r['seat']}={r['win_rate']:.3f}({r['games']})"
+                  for r in view.get("eval_rows", [])]
     return " ".join(parts + ([losses] if losses else []))
 
 

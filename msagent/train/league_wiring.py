@@ -95,7 +95,8 @@ def _start_evaluator(cfg: TrainConfig, start, player: str) -> ServiceHandle | No
     if ev.num == 0 or not opponents:
         return None
     settings = EvaluatorSettings(wiring.policy_scripts(cfg), ev.player or player, opponents,
-                                 dict(cfg.league.bots), ev.num_envs, ev.deterministic)
+                                 dict(cfg.league.bots), ev.num_envs, ev.deterministic,
+                                 pause_s=ev.pause_s)
     return start(Evaluator, num=ev.num, resources=wiring._res(ev), args=(settings,))
 
 

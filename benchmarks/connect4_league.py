@@ -1,0 +1,148 @@
+"""Connect Four league benchmark: learning against wall time, and league throughput.
+
+Run: ``python benchmarks/connect4_league.py [--minutes 30] [--throughput-s 20]``.
+
+1. Throughput (in this process, no Ray): one env worker's loop (``MatchCollector`` over 32
+   games, one batched act per step) with the main agent's network in every seat (plain
+   self-play) and with its opponents drawn from a pool of 24 frozen snapshots served by the
+   worker's LRU policy cache (8 policies, the default), alternated A/B/A/B; it prints env
+   steps/s of both and the ratio (target: league >= 0.8x self-play).
+2. Learning: ``msagent train examples/connect4_league.toml`` on the embedded Ray for
+   ``--minutes``; from its progress lines it prints, against wall time, the main agent's win
+   rate against the random bot and the one-step-lookahead bot from each seat, with the number
+   of evaluation games behind each figure (the newest 200 per opponent and seat), and when
+   each target (99% against random, 90% against lookahead, in both seats) was first reached.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+EXAMPLE = ROOT / "examples" / "connect4_league.toml"
+TARGETS = {"bot:random": 0.99, "bot:lookahead": 0.90}
+EVAL = re.compile(r"eval/(bot:\w+)/seat(\d)=([\d.]+)\((\d+)\)")
+
+
+def throughput(seconds: float, snapshots: int = 24, envs: int = 32) -> dict[str, float]:
+    """Env steps/s of self-play and of play against a pool of frozen snapshots."""
+    from msagent.envs.collector import Acted
+    from msagent.envs.match_collector import MatchCollector
+    from msagent.policy.cache import PolicyCache
+    from msagent.user_scripts import build_policy, game_factory
+    from msagent.vocabulary import Match, ModelKey, PolicyRef
+
+    env, agent = str(ROOT / "examples/connect4/connect4_env.py"), \
+        str(ROOT / "examples/connect4/connect4_agent.py")
+    main = build_policy(env, agent, {}, 0)
+    rng = np.random.default_rng(0)
+    pool = {ModelKey("main", v): {k: w + rng.normal(0, 0.01, w.shape).astype(w.dtype)
+                                  for k, w in main.get_weights().items()}
+            for v in range(1, snapshots + 1)}
+    cache = PolicyCache(lambda: build_policy(env, agent, {}, 0), pool.__getitem__, 8)
+
+    def act(groups):
+        out = {}
+        for ref, (obs, masks) in groups.items():
+            policy = main if ref.kind == "player" else cache.get(ref.key)
+            out[ref] = Acted(policy.act(obs, masks), ModelKey(ref.name, ref.version))
+        return out
+
+    keys = list(pool)
+
+    def league_match(k: int) -> Match:
+        seat = int(rng.integers(2))
+        seats = [PolicyRef.snapshot(keys[int(rng.integers(len(keys)))])] * 2
+        seats[seat] = PolicyRef.player("main")
+        return Match(tuple(seats), seat)
+
+    def self_play(k: int) -> Match:
+        return Match((PolicyRef.player("main"),) * 2, int(rng.integers(2)))
+
+    make = game_factory(env, {})
+    rates: dict[str, list[float]] = {"self-play": [], "league": []}
+    for _ in range(2):
+        for name, matches in (("self-play", self_play), ("league", league_match)):
+            collector = MatchCollector([make() for _ in range(envs)], act, matches, 16, 0)
+            start, steps = time.perf_counter(), 0
+            while time.perf_counter() - start < seconds / 2:
+                collector.collect()
+                steps += envs * 16
+            rates[name].append(steps / (time.perf_counter() - start))
+    out = {name: float(np.mean(r)) for name, r in rates.items()}
+    out["cache_misses"] = cache.misses
+    return out
+
+
+def learn(minutes: float) -> list[dict]:
+    """Train the league example; the evaluation figures of each progress line, with time."""
+    cmd = [sys.executable, "-m", "msagent", "train", str(EXAMPLE),
+           "--set", f"run.stop.time_s={minutes * 60}", "--set", "logging.log_every_s=30",
+           "--set", "logging.tensorboard=false"]
+    env = {**os.environ, "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0"}
+    start, curve = time.monotonic(), []
+    with subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                          cwd=ROOT, env=env) as proc:
+        for line in proc.stdout:
+            found = EVAL.findall(line)
+            if not found:
+                continue
+            point = {"minutes": (time.monotonic() - start) / 60,
+                     "steps": int(re.search(r"steps=(\d+)", line).group(1))}
+            for opponent, seat, rate, games in found:
+                point[(opponent, int(seat))] = (float(rate), int(games))
+            curve.append(point)
+            print(_row(point), flush=True)
+    return curve
+
+
+def _row(point: dict) -> str:
+    """One line of the learning curve."""
+    cells = [f"{point['minutes']:6.1f} min", f"{point['steps']:>11,} steps"]
+    for opponent in TARGETS:
+        for seat in (0, 1):
+            rate, games = point.get((opponent, seat), (float("nan"), 0))
+            cells.append(f"{opponent} seat {seat}: {rate:6.1%} ({games:3d})")
+    return " | ".join(cells)
+
+
+def reached(curve: list[dict]) -> dict[str, float | None]:
+    """The first time (minutes) each target held in both seats with 200 games behind it."""
+    out: dict[str, float | None] = {}
+    for opponent, target in TARGETS.items():
+        out[opponent] = next((p["minutes"] for p in curve if all(
+            p.get((opponent, s), (0, 0))[0] >= target and p.get((opponent, s))[1] >= 200
+            for s in (0, 1))), None)
+    return out
+
+
+def main() -> None:
+    """Throughput first (a quiet machine), then the learning run."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--minutes", type=float, default=30.0)
+    parser.add_argument("--throughput-s", type=float, default=20.0)
+    args = parser.parse_args()
+    if args.throughput_s > 0:
+        t = throughput(args.throughput_s)
+        print(f"throughput, one env worker loop, 32 games: self-play {t['self-play']:,.0f} "
+              f"env steps/s; league (24 frozen snapshots, LRU cache of 8, {t['cache_misses']} "
+              f"misses) {t['league']:,.0f} env steps/s = {t['league'] / t['self-play']:.2f}x "
+              "(target >= 0.8x)", flush=True)
+    if args.minutes > 0:
+        curve = learn(args.minutes)
+        for opponent, when in reached(curve).items():
+            where = f"after {when:.1f} min" if when is not None else "not reached"
+            print(f"target {TARGETS[opponent]:.0%} against {opponent} in both seats: {where}")
+
+
+if __name__ == "__main__":
+    main()

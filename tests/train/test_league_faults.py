@@ -1,0 +1,79 @@
+"""SIGKILL during a Ray-mode league run: a killed env worker is replaced and the league goes
+on; a killed learner stops the run naming it, and ``--resume`` continues the same league."""
+
+from __future__ import annotations
+
+import os
+import signal
+import threading
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from msagent.errors import ServiceDiedError
+from msagent.rundir import RunDir
+from msagent.train import run_training
+from msagent.train.resume import plan_resume
+from tests.services.helpers import wait_until
+from tests.train.league_helpers import league_config
+from tests.train.test_faults import handle_of
+
+
+class LeagueBackground:
+    """A league ``run_training`` in a thread (the test kills processes meanwhile)."""
+
+    def __init__(self, tmp_path: Path, *overrides: str) -> None:
+        self.cfg = league_config(tmp_path, "ray", "services.evaluator.num=0",
+                                 "services.learner.checkpoint_every_s=3", *overrides)
+        self.run_dir = RunDir.create(self.cfg.run.root, self.cfg.run.name)
+        self.result: dict[str, Any] | None = None
+        self.error: BaseException | None = None
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        try:
+            self.result = run_training(self.cfg, self.run_dir, False)
+        except BaseException as exc:  # noqa: BLE001 - handed to the test
+            self.error = exc
+
+    def join(self, timeout_s: float = 150) -> None:
+        """Wait for the run to end."""
+        self._thread.join(timeout_s)
+        assert not self._thread.is_alive(), "the run did not end"
+
+
+def kill_when_training(service: str) -> None:
+    """SIGKILL the first instance of ``service`` once main's learner has updated twice."""
+    def updates() -> int:
+        handle = handle_of("Learner-main")
+        return handle.call_all("stats")[0]["updates"] if handle else 0
+    wait_until(lambda: updates() >= 2, timeout_s=120, what="league training to start")
+    os.kill(handle_of(service).placements()[0]["pid"], signal.SIGKILL)
+
+
+@pytest.mark.slow
+def test_a_killed_env_worker_is_replaced_and_the_league_goes_on(ray_only: str,
+                                                                tmp_path: Path) -> None:
+    run = LeagueBackground(tmp_path, "run.stop.time_s=45", "services.env_worker.num=2")
+    kill_when_training("EnvWorker")
+    run.join()
+    assert run.error is None, run.error
+    (replaced,) = run.result["replacements"]
+    assert replaced["dead"] == "EnvWorker#0" and replaced["back_s"] is not None
+    assert run.result["league"]["summary"]["matches"] > 0
+
+
+@pytest.mark.slow
+def test_a_killed_learner_stops_the_league_by_name_and_resume_restores_it(
+        ray_only: str, tmp_path: Path) -> None:
+    run = LeagueBackground(tmp_path, "run.stop.time_s=120")
+    kill_when_training("Learner-main_exploiter")
+    run.join()
+    assert isinstance(run.error, ServiceDiedError), run.error
+    assert "Learner-main_exploiter" in str(run.error)
+    plan = plan_resume(run.cfg, run.run_dir)  # the last complete checkpoint, league included
+    assert set(plan.league["players"][i]["id"] for i in range(3)) == {
+        "main", "main_exploiter", "league_exploiter"}
+    assert plan.league["historical"], "the league's snapshots were checkpointed"
