@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 
 from msagent.errors import ConfigError
+from msagent.rundir.snapshots import SnapshotFiles
 from msagent.rundir.atomic import atomic_write
 from msagent.rundir.checkpoints import Checkpoint, CheckpointStore
 
@@ -91,6 +92,11 @@ class RunDir:
     def log_path(self) -> Path:
         """The run's log file."""
         return self.path / "train.log"
+
+    @property
+    def snapshots(self) -> SnapshotFiles:
+        """League snapshots written by the learners (restored into the pool on resume)."""
+        return SnapshotFiles(self.path / "snapshots")
 
     @property
     def tensorboard_dir(self) -> Path:

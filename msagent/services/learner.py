@@ -61,7 +61,8 @@ class Learner:
         if settings.resume_step is not None and self._run_dir is not None:
             self.c = restore_learner(self._run_dir, self.ppo, settings.resume_step,
                                      settings.policy_id if settings.league else None).counters
-        self._league = LeagueHooks(settings.policy_id, self.ppo) if settings.league else None
+        self._league = (LeagueHooks(settings.policy_id, self.ppo, self._run_dir)
+                        if settings.league else None)
 
     @property
     def version(self) -> int:

@@ -8,6 +8,7 @@ import logging
 from typing import Any
 
 from msagent.policy import PPO
+from msagent.rundir import RunDir
 from msagent.runtime import Solver
 from msagent.services.inference import pull_weights
 from msagent.vocabulary import ModelKey
@@ -19,8 +20,8 @@ LEAGUE_SERVICE = "LeagueService"
 class LeagueHooks:
     """Snapshots and resets of one trainable player, as the league orders them."""
 
-    def __init__(self, player: str, ppo: PPO) -> None:
-        self.player, self.ppo = player, ppo
+    def __init__(self, player: str, ppo: PPO, run_dir: RunDir | None = None) -> None:
+        self.player, self.ppo, self.run_dir = player, ppo, run_dir
 
     def after_update(self, updates: int, version: int) -> bool:
         """Follow the league's orders after an update; True when the weights were reset."""
@@ -37,8 +38,10 @@ class LeagueHooks:
     def _snapshot(self, updates: int, version: int) -> ModelKey:
         """Push the current weights as a frozen snapshot (never pruned by keep_last)."""
         meta: dict[str, Any] = {"updates": updates, "param_version": version, "frozen": True}
-        key = Solver().retrieve("ModelPoolService", "push", self.player,
-                                self.ppo.policy.get_weights(), meta, version)
+        weights = self.ppo.policy.get_weights()
+        key = Solver().retrieve("ModelPoolService", "push", self.player, weights, meta, version)
+        if self.run_dir is not None:  # an in-memory pool forgets it; a resume pushes it back
+            self.run_dir.snapshots.save(key, weights)
         log.info("league snapshot %s", key)
         return key
 

@@ -8,6 +8,7 @@ import math
 from typing import Any
 
 from msagent.config import TrainConfig
+from msagent.rundir import RunDir
 from msagent.runtime import ServiceHandle, launch
 from msagent.services.env_worker import EnvWorker, LeagueSeats, WorkerSettings
 from msagent.services.evaluator import Evaluator, EvaluatorSettings
@@ -19,6 +20,7 @@ from msagent.services.model_pool import ModelPoolService
 from msagent.services.replay_buffer import ReplayBufferService
 from msagent.train import wiring
 from msagent.user_scripts import game_factory
+from msagent.vocabulary import ModelKey, PolicyRef
 
 
 def player_batches(players: list[str], workers: int, num_envs: int) -> dict[str, int]:
@@ -70,11 +72,34 @@ def connect_league(cfg: TrainConfig, run: wiring.RunInfo) -> wiring.Services:
                                    "namespace": run.run_id})
         evaluator = _start_evaluator(cfg, start, players[0])
         wiring.wait_all(started)
+        if run.league_state and run.run_dir:
+            restore_snapshots(model_pool, RunDir.open(run.run_dir), run.league_state)
     except BaseException:
         wiring.stop_started(started)
         raise
     return wiring.Services(buffer, model_pool, learners, inference, workers, batches,
                            league_handle, evaluator)
+
+
+def league_snapshot_keys(state: dict[str, Any]) -> list[ModelKey]:
+    """The frozen snapshots a league state names, oldest version first per player."""
+    return sorted(PolicyRef.parse(h["ref"]).key for h in state.get("historical", []))
+
+
+def restore_snapshots(model_pool: ServiceHandle, run_dir: RunDir,
+                      state: dict[str, Any]) -> int:
+    """Push the league's snapshots the pool lacks (an in-memory pool after a restart) back
+    from the run directory, under their own versions; how many were pushed."""
+    pushed = 0
+    for key in league_snapshot_keys(state):
+        if key in set(model_pool.call_all("list", key.policy_id)[0]):
+            continue  # a Redis pool kept it
+        got = model_pool.call_all("push", key.policy_id, run_dir.snapshots.load(key),
+                                  {"frozen": True}, key.version)[0]
+        if got != key:
+            raise RuntimeError(f"snapshot {key} came back into the model pool as {got}")
+        pushed += 1
+    return pushed
 
 
 def _learner_settings(cfg: TrainConfig, run: wiring.RunInfo, player: str, table: str,

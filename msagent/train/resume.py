@@ -50,6 +50,8 @@ def plan_resume(cfg: TrainConfig, run_dir: RunDir,
     players = [None] if cfg.league is None else cfg.league.player_ids()
     for player in players:
         _check_fits(cfg, found, path, player)
+    if cfg.league is not None and not cfg.services.model_pool.url:
+        _check_snapshots(run_dir, found.state["league"], path)
     return ResumePlan(found.step, path, found.state.get("progress", {}), found.state.get("run", {}),
                       found.state.get("league"))
 
@@ -68,6 +70,17 @@ def _newest_readable(run_dir: RunDir, warn: Callable[[str], None],
         raise ConfigError(f"cannot resume {run_dir.path}: none of its {len(steps)} checkpoints "
                           "can be read (see the warnings above)")
     return found
+
+
+def _check_snapshots(run_dir: RunDir, league: dict[str, Any], path: str) -> None:
+    """Refuse a league checkpoint whose snapshots an in-memory pool cannot get back."""
+    from msagent.train.league_wiring import league_snapshot_keys
+
+    missing = run_dir.snapshots.missing(league_snapshot_keys(league))
+    if missing:
+        raise ConfigError(f"cannot resume from {path}: the league names snapshot(s) "
+                          f"{', '.join(map(str, missing[:5]))} but {run_dir.snapshots.folder} "
+                          "lacks their files")
 
 
 def _check_fits(cfg: TrainConfig, found: Checkpoint, path: str, player: str | None) -> None:

@@ -14,6 +14,7 @@ import pytest
 from msagent.errors import ServiceDiedError
 from msagent.rundir import RunDir
 from msagent.train import run_training
+from msagent.train.league_wiring import league_snapshot_keys
 from msagent.train.resume import plan_resume
 from tests.services.helpers import wait_until
 from tests.train.league_helpers import league_config
@@ -69,6 +70,8 @@ def test_a_killed_env_worker_is_replaced_and_the_league_goes_on(ray_only: str,
 def test_a_killed_learner_stops_the_league_by_name_and_resume_restores_it(
         ray_only: str, tmp_path: Path) -> None:
     run = LeagueBackground(tmp_path, "run.stop.time_s=120")
+    wait_until(lambda: run.run_dir.checkpoint_steps(), timeout_s=120,
+               what="a first league checkpoint")
     kill_when_training("Learner-main_exploiter")
     run.join()
     assert isinstance(run.error, ServiceDiedError), run.error
@@ -77,3 +80,9 @@ def test_a_killed_learner_stops_the_league_by_name_and_resume_restores_it(
     assert set(plan.league["players"][i]["id"] for i in range(3)) == {
         "main", "main_exploiter", "league_exploiter"}
     assert plan.league["historical"], "the league's snapshots were checkpointed"
+    assert not run.run_dir.snapshots.missing(league_snapshot_keys(plan.league))
+    resumed = run_training(run.cfg.model_copy(update={"run": run.cfg.run.model_copy(
+        update={"stop": run.cfg.run.stop.model_copy(update={"time_s": 10.0})})}),
+        run.run_dir, plan)
+    assert resumed["league"]["summary"]["historical"] >= len(plan.league["historical"])
+    assert resumed["league"]["summary"]["matches"] > plan.league["reported"]
