@@ -5,7 +5,8 @@ Run: ``python benchmarks/connect4_league.py [--minutes 30] [--throughput-s 20]``
 1. Throughput (in this process, no Ray): one env worker's loop (``MatchCollector`` over 32
    games, one batched act per step) with the main agent's network in every seat (plain
    self-play) and with its opponents drawn from a pool of 24 frozen snapshots served by the
-   worker's LRU policy cache (8 policies, the default), alternated A/B/A/B; it prints env
+   worker's LRU policy cache (32 policies) and match queue (each draw played 32 games in a
+   row, seats alternating; the defaults), alternated A/B/A/B; it prints env
    steps/s of both and the ratio (target: league >= 0.8x self-play).
 2. Learning: ``msagent train examples/connect4_league.toml`` on the embedded Ray for
    ``--minutes``; from its progress lines it prints, against wall time, the main agent's win
@@ -33,11 +34,14 @@ TARGETS = {"bot:random": 0.99, "bot:lookahead": 0.90}
 EVAL = re.compile(r"eval/(bot:\w+)/seat(\d)=([\d.]+)\((\d+)\)")
 
 
-def throughput(seconds: float, snapshots: int = 24, envs: int = 32) -> dict[str, float]:
-    """Env steps/s of self-play and of play against a pool of frozen snapshots."""
+def throughput(seconds: float, snapshots: int = 24, envs: int = 32,
+               repeat: int = 32, cache: int = 32) -> dict[str, float]:
+    """Env steps/s of self-play and of play against a pool of frozen snapshots, with the
+    worker's match queue (each draw played ``repeat`` times) and policy cache."""
     from msagent.envs.collector import Acted
     from msagent.envs.match_collector import MatchCollector
     from msagent.policy.cache import PolicyCache
+    from msagent.services.league_client import MatchQueue
     from msagent.user_scripts import build_policy, game_factory
     from msagent.vocabulary import Match, ModelKey, PolicyRef
 
@@ -48,7 +52,7 @@ def throughput(seconds: float, snapshots: int = 24, envs: int = 32) -> dict[str,
     pool = {ModelKey("main", v): {k: w + rng.normal(0, 0.01, w.shape).astype(w.dtype)
                                   for k, w in main.get_weights().items()}
             for v in range(1, snapshots + 1)}
-    cache = PolicyCache(lambda: build_policy(env, agent, {}, 0), pool.__getitem__, 8)
+    cache = PolicyCache(lambda: build_policy(env, agent, {}, 0), pool.__getitem__, cache)
 
     def act(groups):
         out = {}
@@ -59,11 +63,17 @@ def throughput(seconds: float, snapshots: int = 24, envs: int = 32) -> dict[str,
 
     keys = list(pool)
 
-    def league_match(k: int) -> Match:
-        seat = int(rng.integers(2))
-        seats = [PolicyRef.snapshot(keys[int(rng.integers(len(keys)))])] * 2
-        seats[seat] = PolicyRef.player("main")
-        return Match(tuple(seats), seat)
+    def draw(player: str, n: int) -> list[Match]:
+        """What the league hands out: a uniform opponent from the pool, a random seat."""
+        out = []
+        for _ in range(n):
+            seat = int(rng.integers(2))
+            seats = [PolicyRef.snapshot(keys[int(rng.integers(len(keys)))])] * 2
+            seats[seat] = PolicyRef.player(player)
+            out.append(Match(tuple(seats), seat))
+        return out
+
+    league_match = MatchQueue(["main"] * envs, draw, 16, repeat)
 
     def self_play(k: int) -> Match:
         return Match((PolicyRef.player("main"),) * 2, int(rng.integers(2)))
@@ -134,7 +144,8 @@ def main() -> None:
     if args.throughput_s > 0:
         t = throughput(args.throughput_s)
         print(f"throughput, one env worker loop, 32 games: self-play {t['self-play']:,.0f} "
-              f"env steps/s; league (24 frozen snapshots, LRU cache of 8, {t['cache_misses']} "
+              f"env steps/s; league (24 frozen snapshots, each draw played 32 times, LRU cache "
+              f"of 32, {t['cache_misses']} "
               f"misses) {t['league']:,.0f} env steps/s = {t['league'] / t['self-play']:.2f}x "
               "(target >= 0.8x)", flush=True)
     if args.minutes > 0:

@@ -8,6 +8,6 @@ from msagent.policy import NetworkConfig, Policy
 
 
 def make_policy(observation_space, action_space, seed=None) -> Policy:
-    """Two padded 3x3 convolutions (a small-grid CNN), then a 128-unit ReLU layer."""
-    network = NetworkConfig(hidden=(128,), activation="relu", cnn_features=128)
+    """A 256x256 ReLU MLP over the flattened planes (on a CPU, far cheaper than a CNN)."""
+    network = NetworkConfig(hidden=(256, 256), activation="relu", flatten=True)
     return Policy(observation_space, action_space, network, seed=seed)

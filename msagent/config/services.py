@@ -49,6 +49,10 @@ class EnvWorkerSection(_Service):
     fragment_len: int = Field(32, ge=1)
     max_restarts: int = Field(20, ge=0)
     """Dead or failed workers replaced per run (0: a failure stops the run)."""
+    games_per_draw: int = Field(32, ge=1)
+    """League runs: consecutive games each opponent the league draws plays in a worker
+    (seats alternating), so games started together share opponents: fewer, larger forward
+    passes and LRU cache hits, with the league's opponent distribution unchanged."""
 
 
 class InferenceSection(_Service):
@@ -64,14 +68,16 @@ class InferenceSection(_Service):
             steps/s on 2 cores: lockstep batches leave the server idle while every worker
             steps, where single requests overlap one worker's stepping with another's
             inference); raise it when inference is costly per call (a GPU, many workers).
-        cache_size: Policies kept in each server's LRU cache (central mode).
+        cache_size: Frozen snapshots kept in each LRU policy cache (an inference server's,
+            or a league env worker's with local inference); a league keeps its population's
+            recent snapshots in reach with 32.
     """
 
     mode: Literal["local", "central"] = "local"
     max_restarts: int = Field(20, ge=0)
     batch: int = Field(0, ge=0)
     max_wait_ms: float = Field(0.0, ge=0)
-    cache_size: int = Field(8, ge=1)
+    cache_size: int = Field(32, ge=1)
 
     @model_validator(mode="after")
     def _central_needs_servers(self) -> InferenceSection:

@@ -29,12 +29,15 @@ class NetworkConfig:
         activation: ``"tanh"`` or ``"relu"``.
         cnn_features: width of the CNN's output features (image observations only).
         init_log_std: initial log standard deviation of continuous actions.
+        flatten: feed any Box observation to the MLPs as one flat vector (e.g. small board
+            planes, where an MLP is far cheaper on a CPU than the CNN).
     """
 
     hidden: tuple[int, ...] = (64, 64)
     activation: str = "tanh"
     cnn_features: int = 256
     init_log_std: float = 0.0
+    flatten: bool = False
 
 
 def activation(name: str) -> type[nn.Module]:

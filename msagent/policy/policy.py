@@ -78,6 +78,15 @@ SHAPE_HINT = ("msagent policies take 1-d observations (MLP) or 3-d images [H, W,
               "gymnasium.wrappers.FlattenObservation")
 
 
+def _box_shape(space: Any) -> tuple[int, ...]:
+    """The shape of a Box space (or a plain shape), any number of dimensions."""
+    if isinstance(space, Sequence):
+        return tuple(int(d) for d in space)
+    if hasattr(space, "low") and getattr(space, "shape", None) is not None:
+        return tuple(int(d) for d in space.shape)
+    return observation_shape(space)  # raises the error that names the space
+
+
 def observation_shape(space: Any) -> tuple[int, ...]:
     """The observation shape a policy is built for, from a Box space or a plain shape.
 
@@ -153,9 +162,13 @@ class Policy:
         """
         if not isinstance(action_spec, ActionSpec):
             action_spec = ActionSpec.from_space(action_spec)
+        self.network = network or NetworkConfig()
+        self._input_shape: tuple[int, ...] | None = None
+        if self.network.flatten:
+            self._input_shape = _box_shape(obs_shape)
+            obs_shape = (int(np.prod(self._input_shape)),)
         self.obs_shape = observation_shape(obs_shape)
         self.action_spec = action_spec
-        self.network = network or NetworkConfig()
         self._gen = _fork_seeded(seed)
         with torch.random.fork_rng(devices=[]):
             torch.manual_seed(self._gen.initial_seed())
@@ -230,13 +243,20 @@ class Policy:
     def _obs_tensor(self, obs: np.ndarray | Tensor) -> Tensor:
         """View observations as a tensor without copying when they are already float32/uint8."""
         if isinstance(obs, Tensor):
-            return obs
+            return self._flat(obs)
         obs = np.asarray(obs)
         if obs.dtype != np.float32 and obs.dtype != np.uint8:
             obs = obs.astype(np.float32)
+        obs = self._flat(obs)
         if obs.shape[1:] != self.obs_shape:
             raise ScriptError(self._shape_message(obs.shape))
         return torch.from_numpy(np.ascontiguousarray(obs))
+
+    def _flat(self, obs):
+        """``[N, *space shape]`` as ``[N, prod]`` when the network flattens observations."""
+        if self._input_shape is not None and tuple(obs.shape[1:]) == self._input_shape:
+            return obs.reshape(obs.shape[0], -1)
+        return obs
 
     def _shape_message(self, shape: tuple[int, ...]) -> str:
         """Say which batch shape was given and which one the policy was built for."""

@@ -46,13 +46,15 @@ class LeagueSeats:
         tables: Trainable player -> the buffer table its learner samples.
         bots: Bot name -> bot script path.
         cache_size: Frozen snapshots kept in the worker's LRU cache (local inference).
-        prefetch: Matches asked of the league per call, per home player.
+        prefetch: Games' matches fetched from the league per call, per home player.
+        repeat: Consecutive games each drawn match is played (seats alternating).
     """
 
     tables: dict[str, str]
     bots: dict[str, str] = field(default_factory=dict)
     cache_size: int = 8
     prefetch: int = 16
+    repeat: int = 1
 
 
 INFERENCE_WAIT_S = 60.0

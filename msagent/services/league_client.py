@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from msagent.envs.match_collector import MatchCollector
@@ -24,21 +25,48 @@ def home_players(players: list[str], index: int, num_envs: int) -> list[str]:
     return [players[(index * num_envs + k) % len(players)] for k in range(num_envs)]
 
 
-class LeagueMatches:
-    """Hands each env slot its next match; asks the league for ``prefetch`` at a time."""
+def swap_seats(match: Match) -> Match:
+    """The same two players with their seats exchanged."""
+    seats = tuple(reversed(match.seats))
+    return Match(seats, len(seats) - 1 - match.learner_seat)
 
-    def __init__(self, homes: list[str], prefetch: int) -> None:
-        self.homes, self.prefetch = homes, max(1, prefetch)
+
+class MatchQueue:
+    """Matches per home player, each drawn match played ``repeat`` times in a row (by the
+    next slots to start a game), seats alternating in two-seat games.
+
+    Repeating a draw keeps the opponent distribution (every draw is still the league's) but
+    makes the env slots that start games together share opponents, so a step has a few
+    large forward passes instead of one small pass per opponent (and the LRU cache hits).
+    """
+
+    def __init__(self, homes: list[str], fetch: Callable[[str, int], list[Match]],
+                 prefetch: int = 16, repeat: int = 1) -> None:
+        self.homes, self.fetch = homes, fetch
+        self.prefetch, self.repeat = max(1, prefetch), max(1, repeat)
         self._queues: dict[str, deque[Match]] = {p: deque() for p in set(homes)}
 
     def __call__(self, k: int) -> Match:
         """The next match of env slot ``k`` (for its home player)."""
-        player = self.homes[k]
-        queue = self._queues[player]
+        queue = self._queues[self.homes[k]]
         if not queue:
-            queue.extend(Solver().retrieve(LEAGUE_SERVICE, "next_matches", player,
-                                           self.prefetch))
+            for match in self.fetch(self.homes[k], self.prefetch):
+                for i in range(self.repeat):
+                    swap = i % 2 == 1 and len(match.seats) == 2
+                    queue.append(swap_seats(match) if swap else match)
         return queue.popleft()
+
+
+class LeagueMatches(MatchQueue):
+    """A MatchQueue fed by ``LeagueService``, which also takes the results."""
+
+    def __init__(self, homes: list[str], prefetch: int, repeat: int = 1) -> None:
+        super().__init__(homes, self._next_matches, -(-prefetch // max(1, repeat)), repeat)
+
+    @staticmethod
+    def _next_matches(player: str, n: int) -> list[Match]:
+        """``n`` matches for ``player`` from the league."""
+        return Solver().retrieve(LEAGUE_SERVICE, "next_matches", player, n)
 
     def report(self, results: list[EpisodeResult]) -> None:
         """Tell the league how the finished games ended (one call for all)."""
@@ -58,7 +86,8 @@ def league_collector(settings: WorkerSettings, league: LeagueSeats, index: int,
         acting.wait_for(player, 1)
     make = game_factory(sc.env_script, sc.env_params)
     games = [make() for _ in range(settings.num_envs)]
-    matches = LeagueMatches(home_players(players, index, settings.num_envs), league.prefetch)
+    matches = LeagueMatches(home_players(players, index, settings.num_envs), league.prefetch,
+                            league.repeat)
     return acting, MatchCollector(games, acting, matches, settings.fragment_len, seed), matches
 
 

@@ -59,7 +59,8 @@ def connect_league(cfg: TrainConfig, run: wiring.RunInfo) -> wiring.Services:
                           num=sv.inference.num, name="InferenceServer",
                           resources=wiring._res(sv.inference),
                           args=(scripts, sv.inference.cache_size)) if central else None
-        seats_cfg = LeagueSeats(tables, dict(league.bots), sv.inference.cache_size)
+        seats_cfg = LeagueSeats(tables, dict(league.bots), sv.inference.cache_size,
+                                repeat=sv.env_worker.games_per_draw)
         workers = start(EnvWorker, num=sv.env_worker.num, resources=wiring._res(sv.env_worker),
                         args=(WorkerSettings(scripts, sv.env_worker.num_envs,
                                              sv.env_worker.fragment_len, players[0],
