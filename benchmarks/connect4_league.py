@@ -57,8 +57,11 @@ def throughput(seconds: float, snapshots: int = 24, envs: int = 32,
     def act(groups):
         out = {}
         for ref, (obs, masks) in groups.items():
-            policy = main if ref.kind == "player" else cache.get(ref.key)
-            out[ref] = Acted(policy.act(obs, masks), ModelKey(ref.name, ref.version))
+            if ref.kind == "player":
+                acted = main.act(obs, masks)
+            else:  # as msagent.services.acting: a frozen seat needs no values
+                acted = cache.get(ref.key).act(obs, masks, values=False)
+            out[ref] = Acted(acted, ModelKey(ref.name, ref.version))
         return out
 
     keys = list(pool)

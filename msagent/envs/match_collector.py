@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from msagent.envs.checks import ObsChecker
 from msagent.envs.collector import Acted
 from msagent.envs.multi_agent import MultiAgentEnv, Turn
 from msagent.envs.streams import Stream
@@ -53,11 +54,17 @@ class MatchCollector:
         matches: The next match of an env slot (asked at every game start).
         length: T, decisions per Fragment (and env steps per ``collect``).
         seed: Seed of the first reset of slot 0 (slot k: seed + k).
+        checker: Checks every step's observations (one vectorized check per policy group)
+            and rewards against the game's declared space; None checks nothing.
+
+    Raises:
+        EnvDataError: a game returned an observation outside its space or a non-finite value.
     """
 
     def __init__(self, envs: Sequence[MultiAgentEnv], act: GroupActFn, matches: MatchSource,
-                 length: int, seed: int) -> None:
+                 length: int, seed: int, checker: ObsChecker | None = None) -> None:
         self.act, self.matches, self.length = act, matches, length
+        self.checker = checker
         self.slots = [_Slot(env, length) for env in envs]
         self.results: list[EpisodeResult] = []
         self.env_steps = 0
@@ -123,6 +130,10 @@ class MatchCollector:
                 obs.setdefault(ref, []).append(turn.obs[seat])
                 masks.setdefault(ref, []).append(None if turn.masks is None else turn.masks[seat])
         groups = {ref: (np.stack(obs[ref]), _stack_masks(masks[ref])) for ref in where}
+        if self.checker is not None:
+            for ref, rows in where.items():
+                self.checker.check_obs(groups[ref][0], self._slot_steps(),
+                                       env_ids=[k for k, _ in rows])
         return groups, where
 
     def _apply(self, k: int, slot: _Slot, actions: dict[int, Any]) -> None:
@@ -130,12 +141,18 @@ class MatchCollector:
         turn = slot.env.step(actions)
         slot.turn, slot.steps = turn, slot.steps + 1
         self.env_steps += 1
+        if self.checker is not None:
+            self.checker.check_rewards(turn.rewards, self._slot_steps())
         slot.returns += turn.rewards
         slot.stream.reward(turn.rewards[slot.match.learner_seat])
         if turn.done:
             slot.stream.end(turn.terminated, self._final_value(slot, turn))
             self.results.append(_result(slot))
             self._start(k, slot)
+
+    def _slot_steps(self) -> int:
+        """Steps every slot has taken since its first reset (all slots step together)."""
+        return self.env_steps // len(self.slots)
 
     def _final_value(self, slot: _Slot, turn: Turn) -> float:
         """V(last observation) of the learner seat of a truncated game (0 when terminated)."""

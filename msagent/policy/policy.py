@@ -184,6 +184,7 @@ class Policy:
         obs: np.ndarray,
         action_mask: np.ndarray | None = None,
         deterministic: bool = False,
+        values: bool = True,
     ) -> ActOutput:
         """Choose actions for a batch of observations (no autograd, no gradient bookkeeping).
 
@@ -191,18 +192,23 @@ class Policy:
             obs: observations ``[N, *obs_shape]``.
             action_mask: ``[N, A]`` booleans, true where an action is legal (discrete only).
             deterministic: take the most likely action (or the mean) instead of sampling.
+            values: False skips the critic (values come back as zeros): for seats whose
+                experience is not trained on, such as frozen opponents.
 
         Returns:
             ``ActOutput`` of numpy arrays, each with leading axis N.
         """
         x = self._obs_tensor(obs)
         with torch.inference_mode():
-            out, values = self._forward_inference(x)
+            if values:
+                out, value = self._forward_inference(x)
+            else:
+                out, value = self.model.actor(x), torch.zeros(len(x))
             if self.action_spec.continuous:
                 actions, logp = self._act_continuous(out, deterministic)
             else:
                 actions, logp = self._act_discrete(out, action_mask, deterministic)
-        return ActOutput(actions.numpy(), logp.numpy(), values.numpy())
+        return ActOutput(actions.numpy(), logp.numpy(), value.numpy())
 
     def _forward_inference(self, x: Tensor) -> tuple[Tensor, Tensor]:
         """Actor outputs and values, through the fused MLP when the towers allow it."""

@@ -70,7 +70,9 @@ class Acting:
             follower = self._followers[ref.name]
             return Acted(follower.policy.act(obs, masks, self.deterministic),
                          ModelKey(ref.name, follower.version))
-        return Acted(self.cache.get(ref.key).act(obs, masks, self.deterministic), ref.key)
+        # a frozen snapshot's seat is never trained on: its values are not needed
+        return Acted(self.cache.get(ref.key).act(obs, masks, self.deterministic, values=False),
+                     ref.key)
 
     def _predict(self, ref: PolicyRef, obs: np.ndarray, masks: np.ndarray | None) -> Acted:
         """Ask the inference servers, waiting for a replaced server up to INFERENCE_WAIT_S."""

@@ -62,7 +62,8 @@ class InferenceServer:
         for (policy_id, version), idx in groups.items():
             policy, key = self._policy(policy_id, version, max(request[i].min_version for i in idx))
             out = policy.act(np.concatenate([request[i].obs for i in idx]),
-                             _masks([request[i] for i in idx]))
+                             _masks([request[i] for i in idx]),
+                             values=version is None)  # frozen seats are never trained on
             for i, part in zip(idx, _split(out, [len(request[i].obs) for i in idx])):
                 answers[i] = Acted(part, key)
         return answers  # type: ignore[return-value]

@@ -7,6 +7,7 @@ from collections import deque
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from msagent.envs.checks import ObsChecker
 from msagent.envs.match_collector import MatchCollector
 from msagent.runtime import Solver
 from msagent.services.acting import Acting
@@ -88,7 +89,9 @@ def league_collector(settings: WorkerSettings, league: LeagueSeats, index: int,
     games = [make() for _ in range(settings.num_envs)]
     matches = LeagueMatches(home_players(players, index, settings.num_envs), league.prefetch,
                             league.repeat)
-    return acting, MatchCollector(games, acting, matches, settings.fragment_len, seed), matches
+    checker = ObsChecker(games[0].observation_space, f"league worker #{index}")
+    collector = MatchCollector(games, acting, matches, settings.fragment_len, seed, checker)
+    return acting, collector, matches
 
 
 def group_by_table(fragments: list[Fragment], tables: dict[str, str]) -> dict[str, list[Fragment]]:

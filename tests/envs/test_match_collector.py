@@ -109,3 +109,28 @@ def test_fragments_cross_game_boundaries_and_bootstrap_from_the_next_decision() 
     # seat a decides once per 2-turn game: 3 games make one fragment of 3 terminated rows
     assert fragments and all(f.terminated.all() for f in fragments)
     assert fragments[0].bootstrap_value == 0.0
+
+
+class NanAt(Alternate):
+    """Alternate, but turn 2's observation is NaN."""
+
+    def _turn(self, rewards, done=False):
+        turn = super()._turn(rewards, done)
+        if self.t == 2:
+            turn.obs = {s: np.array([np.nan], np.float32) for s in turn.obs}
+        return turn
+
+
+def test_a_non_finite_observation_is_refused_naming_the_env_and_the_step() -> None:
+    from msagent.envs.checks import ObsChecker
+    from msagent.errors import EnvDataError
+
+    checker = ObsChecker(Alternate.observation_space, "league worker #0")
+    collector = MatchCollector([Alternate(), NanAt()], act_ones([]), lambda k: seating(0), 4,
+                               seed=0, checker=checker)
+    try:
+        collector.collect()
+    except EnvDataError as exc:
+        assert "env 1 of league worker #0, step 2" in str(exc) and "nan" in str(exc)
+    else:
+        raise AssertionError("the NaN observation was accepted")
