@@ -38,3 +38,13 @@ def test_ppo_updates_a_flattening_policy_from_fragments_of_planes() -> None:
     assert np.isfinite(stats["losses/policy"] if "losses/policy" in stats else
                        next(iter(stats.values())))
     assert any(not np.array_equal(before[k], v) for k, v in policy.get_weights().items())
+
+
+def test_acting_without_the_critic_picks_the_same_greedy_actions_and_returns_zero_values() -> None:
+    policy = Policy(SPACE, gym.spaces.Discrete(7), NetworkConfig(flatten=True), seed=1)
+    obs = np.random.default_rng(0).integers(0, 2, (16, 6, 7, 2)).astype(np.int8)
+    full = policy.act(obs, deterministic=True)
+    lean = policy.act(obs, deterministic=True, values=False)
+    assert np.array_equal(full.actions, lean.actions)
+    np.testing.assert_allclose(full.logp, lean.logp, atol=1e-5)
+    assert not lean.values.any() and full.values.any()

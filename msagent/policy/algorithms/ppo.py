@@ -127,14 +127,22 @@ class PPO(Algorithm):
     """
 
     def __init__(self, policy: Policy, config: PPOConfig | None = None) -> None:
-        """Create the optimizer over the policy's parameters."""
+        """Hold the policy and the settings (the optimizer is built on first use)."""
         self.policy = policy
         self.config = config or PPOConfig()
-        self.optimizer = _adam(policy, self.config)
+        self._optimizer: torch.optim.Adam | None = None
         self.updates = 0
         self._rng = torch.Generator().manual_seed(self.config.seed)
 
     # ------------------------------------------------------------------------------ update
+
+    @property
+    def optimizer(self) -> torch.optim.Adam:
+        """Adam, built on first use: building it imports ``torch._dynamo`` (about 2 CPU-s), so
+        a learner publishes its first parameters, and env workers start acting, meanwhile."""
+        if self._optimizer is None:
+            self._optimizer = _adam(self.policy, self.config)
+        return self._optimizer
 
     def update(self, fragments: list[Fragment]) -> dict[str, float]:
         """Run epochs x minibatches of PPO on the fragments and return mean statistics."""
