@@ -1,9 +1,9 @@
 """In-process PPO reference on CartPole-v1: env steps/s and wall time to a mean return of 475.
 
-Acting is done exactly as an env worker does it: K vectorized envs step T times with one batched
-``Policy.act`` per step, and the result is cut into K ``Fragment`` objects (values and log-probs
-recorded at acting time, V(final obs) recorded on truncation). Truncation final values cost no
-extra forward pass: the final observations are appended to the next step's ``act`` batch.
+Acting is done exactly as a single-policy env worker does it (``msagent.envs.MatchCollector``
+over K one-seat games): one batched ``Policy.act`` per step for all K, cut into K ``Fragment``
+objects every T steps (values and log-probs recorded at acting time, V(final obs) recorded on
+truncation, at the cost of one small forward pass per truncated game).
 
 Usage::
 
@@ -37,7 +37,7 @@ from msagent.policy import (  # noqa: E402
     Policy,
     PPOConfig,
 )
-from msagent.envs import Acted, FragmentCollector  # noqa: E402
+from msagent.envs import MatchCollector, policy_act, solo_collector  # noqa: E402
 from msagent.vocabulary import ModelKey  # noqa: E402
 
 
@@ -84,43 +84,40 @@ class RunResult:
     setup_seconds: float
 
 
-def make_envs(settings: ReferenceSettings) -> gym.vector.VectorEnv:
-    """K synchronous envs that reset in the same step and report ``final_obs``."""
-    return gym.vector.SyncVectorEnv(
-        [lambda: gym.make(settings.env_id) for _ in range(settings.num_envs)],
-        autoreset_mode=gym.vector.AutoresetMode.SAME_STEP,
-    )
+def make_collector(settings: ReferenceSettings, policy: Policy, seed: int) -> MatchCollector:
+    """K one-seat games acted by ``policy``, exactly as a single-policy env worker plays them."""
+    return solo_collector(lambda: gym.make(settings.env_id), settings.num_envs,
+                          policy_act(policy, ModelKey("main", 0)), settings.fragment_len, seed)
 
 
-def _build(settings: ReferenceSettings, seed: int) -> tuple[gym.vector.VectorEnv, PPO]:
-    """Create the envs, a seeded policy and its PPO learner."""
+def _build(settings: ReferenceSettings, seed: int) -> PPO:
+    """A seeded policy and its PPO learner."""
     torch.manual_seed(seed)
-    envs = make_envs(settings)
-    policy = Policy(envs.single_observation_space, envs.single_action_space,
-                    settings.network, seed=seed)
-    return envs, PPO(policy, dataclasses.replace(settings.ppo, seed=seed))
+    probe = gym.make(settings.env_id)
+    policy = Policy(probe.observation_space, probe.action_space, settings.network, seed=seed)
+    probe.close()
+    return PPO(policy, dataclasses.replace(settings.ppo, seed=seed))
 
 
 def run(settings: ReferenceSettings, seed: int, verbose: bool = False) -> RunResult:
     """Train until the windowed mean return reaches the target (or the step budget runs out)."""
     setup_start = time.perf_counter()
-    envs, ppo = _build(settings, seed)
+    ppo = _build(settings, seed)
+    collector = make_collector(settings, ppo.policy, seed)
     start = time.perf_counter()  # like CleanRL: the clock starts once envs and agent exist
-    key = ModelKey("main", 0)
-    collector = FragmentCollector(envs, lambda obs: Acted(ppo.policy.act(obs), key),
-                                  settings.fragment_len, seed)
     steps, recent = 0, deque(maxlen=settings.window)
     while steps < settings.max_steps:
         fragments = collector.collect()
         steps += settings.num_envs * settings.fragment_len
-        recent.extend(ret for ret, _ in collector.take_episodes())
+        recent.extend(r.episode_return for r in collector.take_results())
         if len(recent) == settings.window and np.mean(recent) >= settings.target:
             break
         stats = ppo.update(fragments)
         if verbose and ppo.updates % 10 == 0:
             _report_progress(steps, start, recent, stats)
     seconds = time.perf_counter() - start
-    envs.close()
+    for slot in collector.slots:
+        slot.env.close()
     mean = float(np.mean(recent)) if recent else 0.0
     solved = len(recent) == settings.window and mean >= settings.target
     setup = start - setup_start

@@ -1,6 +1,9 @@
-"""Environments: vectorized stepping, checking what envs return, cutting fragments."""
+"""Environments: games with seats, adapters, checks, collecting fragments from matches."""
 
 from msagent.envs.checks import ObsChecker, space_spec
-from msagent.envs.collector import Acted, FragmentCollector, make_vector_env
+from msagent.envs.collector import Acted
+from msagent.envs.match_collector import MatchCollector
+from msagent.envs.solo import policy_act, solo, solo_collector
 
-__all__ = ["Acted", "FragmentCollector", "ObsChecker", "make_vector_env", "space_spec"]
+__all__ = ["Acted", "MatchCollector", "ObsChecker", "policy_act", "solo", "solo_collector",
+           "space_spec"]

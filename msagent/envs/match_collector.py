@@ -18,6 +18,7 @@ import numpy as np
 from msagent.envs.checks import ObsChecker
 from msagent.envs.collector import Acted
 from msagent.envs.multi_agent import MultiAgentEnv, Turn
+from msagent.errors import EnvDataError
 from msagent.envs.streams import Stream
 from msagent.vocabulary import EpisodeResult, Fragment, Match, ModelKey, PolicyRef
 
@@ -44,7 +45,7 @@ class MatchCollector:
     """Steps K games for ``length`` env steps per ``collect`` call and returns the Fragments
     completed meanwhile (each of ``length`` learner-seat decisions).
 
-    As in ``FragmentCollector``, the next actions are decided at the end of every step, so a
+    The next actions are decided at the end of every step, so a
     Fragment's bootstrap value is known when ``collect`` returns and ``act_again`` can re-decide
     them with newer parameters (sync mode).
 
@@ -68,6 +69,8 @@ class MatchCollector:
         self.slots = [_Slot(env, length) for env in envs]
         self.results: list[EpisodeResult] = []
         self.env_steps = 0
+        self.steps = 0
+        self._rewards = np.zeros((len(envs), max(len(e.seats) for e in envs)))
         for k, slot in enumerate(self.slots):
             self._start(k, slot, seed + k)
         self.pending = self._decide(record=True)
@@ -75,8 +78,10 @@ class MatchCollector:
     def collect(self) -> list[Fragment]:
         """Play ``length`` steps in every game; the Fragments completed meanwhile."""
         for _ in range(self.length):
+            self.steps += 1  # every game takes this step: their step number
             for k, slot in enumerate(self.slots):
                 self._apply(k, slot, self.pending[k])
+            self._check_rewards()
             self.pending = self._decide(record=True)
         return [f for slot in self.slots for f in slot.stream.take()]
 
@@ -129,38 +134,68 @@ class MatchCollector:
                 where.setdefault(ref, []).append((k, seat))
                 obs.setdefault(ref, []).append(turn.obs[seat])
                 masks.setdefault(ref, []).append(None if turn.masks is None else turn.masks[seat])
-        groups = {ref: (np.stack(obs[ref]), _stack_masks(masks[ref])) for ref in where}
+        groups = {ref: (self._stack(obs[ref], where[ref]), _stack_masks(masks[ref]))
+                  for ref in where}
         if self.checker is not None:
             for ref, rows in where.items():
-                self.checker.check_obs(groups[ref][0], self._slot_steps(),
-                                       env_ids=[k for k, _ in rows])
+                self._check(groups[ref][0], obs[ref], rows)
         return groups, where
+
+    def _check(self, batch: np.ndarray, rows: list[Any], where: list[tuple[int, int]]) -> None:
+        """One vectorized check of a group's observations; a failure is told for the first
+        offending game alone (its declared and actual shape, dtype or value)."""
+        try:
+            self.checker.check_obs(batch, self.steps, env_ids=[k for k, _ in where])
+        except EnvDataError as exc:
+            raise (self._explain(rows, where) or exc) from None
+
+    def _explain(self, rows: list[Any], where: list[tuple[int, int]]) -> EnvDataError | None:
+        """The checker's per-game explanation of rows that broke a group, or None."""
+        by_env = {k: row for (k, _), row in zip(where, rows, strict=True)}
+        ok = next(iter(by_env.values()))
+        return self.checker.explain([by_env.get(k, ok) for k in range(len(self.slots))],
+                                    self.steps)
+
+    def _check_rewards(self) -> None:
+        """Every game's rewards of this step, one vectorized check per seat."""
+        if self.checker is not None:
+            for seat in range(self._rewards.shape[1]):
+                self.checker.check_rewards(self._rewards[:, seat], self.steps)
+
+    def _stack(self, rows: list[Any], where: list[tuple[int, int]]) -> np.ndarray:
+        """One group's observations as a batch; rows that cannot stack are explained by the
+        checker (naming the game, the step and the declared and actual shapes)."""
+        try:
+            return np.stack(rows)
+        except (TypeError, ValueError) as exc:
+            error = None if self.checker is None else self._explain(rows, where)
+            if error is not None:
+                raise error from exc
+            raise
 
     def _apply(self, k: int, slot: _Slot, actions: dict[int, Any]) -> None:
         """Step one game; credit rewards; on its end report it and start the next match."""
         turn = slot.env.step(actions)
         slot.turn, slot.steps = turn, slot.steps + 1
         self.env_steps += 1
-        if self.checker is not None:
-            self.checker.check_rewards(turn.rewards, self._slot_steps())
+        self._rewards[k] = turn.rewards
         slot.returns += turn.rewards
         slot.stream.reward(turn.rewards[slot.match.learner_seat])
         if turn.done:
-            slot.stream.end(turn.terminated, self._final_value(slot, turn))
+            slot.stream.end(turn.terminated, self._final_value(k, slot, turn))
             self.results.append(_result(slot))
             self._start(k, slot)
 
-    def _slot_steps(self) -> int:
-        """Steps every slot has taken since its first reset (all slots step together)."""
-        return self.env_steps // len(self.slots)
-
-    def _final_value(self, slot: _Slot, turn: Turn) -> float:
+    def _final_value(self, k: int, slot: _Slot, turn: Turn) -> float:
         """V(last observation) of the learner seat of a truncated game (0 when terminated)."""
         seat = slot.match.learner_seat
         if not turn.truncated or seat not in turn.final_obs:
             return 0.0
-        ref = slot.match.seats[seat]
-        acted = self.act({ref: (turn.final_obs[seat][None], None)})[ref]
+        ref, final = slot.match.seats[seat], np.asarray(turn.final_obs[seat])[None]
+        if self.checker is not None:
+            self.checker.check_obs(final, self.steps, env_ids=[k],
+                                   what="final observation")
+        acted = self.act({ref: (final, None)})[ref]
         return float(acted.out.values[0])
 
 

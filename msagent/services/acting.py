@@ -78,7 +78,8 @@ class Acting:
         """Ask the inference servers, waiting for a replaced server up to INFERENCE_WAIT_S."""
         trainable = ref.kind == PLAYER
         request = PredictRequest(obs, ref.name, self.versions.get(ref.name, 0) if trainable
-                                 else 0, None if trainable else ref.version, masks)
+                                 else 0, None if trainable else ref.version, masks,
+                                 values=trainable)  # a frozen seat is never trained on
         deadline = time.monotonic() + INFERENCE_WAIT_S
         while True:
             try:

@@ -7,18 +7,12 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-import numpy as np
-
-from msagent.errors import ErrorInfo, InstanceDiedError, ServiceNotFoundError
-from msagent.envs import Acted, FragmentCollector, make_vector_env
-from msagent.runtime import Solver, current_instance, register, subscribe
-from msagent.services.inference import PolicyScripts, PredictRequest
-from msagent.services.acting import Acting
-from msagent.services.league_client import group_by_table, league_collector
-from msagent.services.params import PolicyFollower, params_topic
-from msagent.user_scripts import build_policy, env_factory
-from msagent.vocabulary import ModelKey
-
+from msagent.envs.match_collector import MatchCollector
+from msagent.errors import ErrorInfo
+from msagent.runtime import Solver, current_instance, register
+from msagent.services.inference import PolicyScripts
+from msagent.services.league_client import (group_by_table, worker_acting, worker_collector,
+                                            worker_plan)
 
 
 @dataclass
@@ -57,8 +51,6 @@ class LeagueSeats:
     repeat: int = 1
 
 
-INFERENCE_WAIT_S = 60.0
-"""How long an env worker waits for a (replaced) inference server before it fails."""
 SEED_STRIDE_INSTANCE = 1000
 SEED_STRIDE_GENERATION = 1_000_000
 
@@ -71,10 +63,12 @@ def worker_seed(run_seed: int, index: int, generation: int) -> int:
 
 
 class EnvWorker:
-    """Acts in K envs with one request per step; ships K fragments every T steps.
+    """Plays K games with one request per policy per step; ships fragments every T steps.
 
-    ``run`` loops until ``stop``; in sync mode, after each round of fragments it waits for the
-    learner's next parameter version, so every fragment is acted by the newest policy.
+    A single-policy run is the one-seat case of a league run: every game is the match
+    "``policy_id`` in seat 0", and the same ``MatchCollector`` loop plays it. ``run`` loops
+    until ``stop``; in sync mode, after each round of fragments it waits for the learner's next
+    parameter version, so every fragment is acted by the newest policy.
     """
 
     def __init__(self, settings: WorkerSettings) -> None:
@@ -87,15 +81,10 @@ class EnvWorker:
         self._steps, self._version = 0, 0
         self._first_step: float | None = None
         self.error: ErrorInfo | None = None
-        self._acting: Acting | None = None
-        if settings.league is not None:
-            pass  # the league loop builds its own acting (players, snapshots, bots)
-        elif settings.central:
-            self._sub = subscribe(params_topic(settings.policy_id), values=False)
-        else:
-            sc = settings.scripts
-            policy = build_policy(sc.env_script, sc.agent_script, sc.env_params, self.seed)
-            self._follower = PolicyFollower(policy, settings.policy_id)
+        self.label = f"worker {self.service}#{self.index}"
+        self.plan = worker_plan(settings, self.index)
+        self._acting = worker_acting(settings, self.plan, self.seed)  # builds the policies
+        self._acting.stop = self._stop
 
     @register(response=False)
     def run(self) -> None:
@@ -113,8 +102,6 @@ class EnvWorker:
     def stop(self, timeout_s: float = 30.0) -> bool:
         """Stop ``run`` after its current fragment; True once it has ended."""
         self._stop.set()
-        if self._acting is not None:
-            self._acting.stop.set()
         return self._done.wait(timeout_s)
 
     @register(concurrent=True)
@@ -131,79 +118,36 @@ class EnvWorker:
         return out
 
     def _loop(self) -> None:
-        """Wait for the first parameters, then collect, ship and (in sync mode) wait."""
-        if self.s.league is not None:
-            return self._league_loop(self.s.league)
-        sc = self.s.scripts
-        envs = make_vector_env(env_factory(sc.env_script, sc.env_params), self.s.num_envs)
-        self._await_version(1)
-        collector = FragmentCollector(envs, self._act, self.s.fragment_len, self.seed,
-                                      env_label=f"worker {self.service}#{self.index}")
+        """Wait for the first parameters; then play, ship, report and (sync mode) wait."""
+        for player in self.plan.tables:
+            self._acting.wait_for(player, 1)
+        collector = worker_collector(self.s, self.plan, self._acting, self.seed, self.label)
         self._first_step = time.time()  # the first actions are decided: stepping starts
-        while not self._stop.is_set():
-            fragments = collector.collect()
-            Solver().retrieve("ReplayBufferService", "insert", self.s.table, fragments)
-            with self._lock:
-                self._episodes.extend(collector.take_episodes())
-                self._steps += self.s.num_envs * self.s.fragment_len
-            acted = min(f.policy.version for f in fragments)
-            self._await_version(acted + 1) if self.s.sync else self._refresh()
-            if self._version != acted:
-                collector.act_again()
-        envs.close()
-
-    def _league_loop(self, league: LeagueSeats) -> None:
-        """Play the league's matches; ship each player's fragments to its table; report games."""
-        acting, collector, matches = league_collector(self.s, league, self.index, self.seed)
-        self._acting = acting
-        self._first_step = time.time()
         try:
             while not self._stop.is_set():
-                by_table = group_by_table(collector.collect(), league.tables)
-                for table, fragments in by_table.items():
-                    Solver().retrieve("ReplayBufferService", "insert", table, fragments)
-                results = collector.take_results()
-                matches.report(results)
-                with self._lock:
-                    self._episodes.extend((r.episode_return, r.length) for r in results)
-                    self._steps += self.s.num_envs * self.s.fragment_len
-                acting.refresh()
-                self._version = min(acting.versions.values())
+                fragments = collector.collect()
+                for table, shipped in group_by_table(fragments, self.plan.tables).items():
+                    Solver().retrieve("ReplayBufferService", "insert", table, shipped)
+                self._account(collector.take_results(), collector)
+                self._next_version(fragments, collector)
         finally:
             for slot in collector.slots:
                 slot.env.close()
 
-    def _act(self, obs: np.ndarray) -> Acted:
-        """Actions for a batch of observations, locally or from the inference service."""
-        if not self.s.central:
-            return Acted(self._follower.policy.act(obs), self._key())
-        request = PredictRequest(obs, self.s.policy_id, min_version=self._version)
-        deadline = time.monotonic() + INFERENCE_WAIT_S
-        while True:
-            try:
-                return Solver().retrieve("InferenceServer", "predict", request)
-            except (InstanceDiedError, ServiceNotFoundError):
-                # the server died: the supervisor starts a replacement; wait for it
-                if time.monotonic() > deadline or self._stop.is_set():
-                    raise
-                time.sleep(0.2)
+    def _account(self, results: list[Any], collector: MatchCollector) -> None:
+        """Report finished games to the league and count episodes and steps for the driver."""
+        self.plan.matches.report(results)
+        with self._lock:
+            self._episodes.extend((r.episode_return, r.length) for r in results)
+            self._steps += self.s.num_envs * self.s.fragment_len
 
-    def _await_version(self, version: int) -> None:
-        """Block until parameters of at least ``version`` exist (or stop)."""
-        if self.s.central:
-            while self._version < version and not self._stop.is_set():
-                found = self._sub.wait_newer(self._version, timeout_s=0.5)
-                self._version = found[0] if found else self._version
+    def _next_version(self, fragments: list[Any], collector: MatchCollector) -> None:
+        """Sync: wait for the version after the one that acted, and re-decide with it.
+        Async: pick up whatever is newest, never waiting."""
+        if self.s.sync and fragments:
+            acted = min(f.policy.version for f in fragments)
+            if self._acting.wait_for(self.s.policy_id, acted + 1) != acted:
+                collector.act_again()
         else:
-            self._version = self._follower.wait_for(version, self._stop)
-
-    def _refresh(self) -> None:
-        """Async mode: pick up the newest parameters, never wait."""
-        if self.s.central:
-            self._version = max(self._version, self._sub.latest()[0])
-        else:
-            self._version = self._follower.refresh()
-
-    def _key(self) -> ModelKey:
-        """The key of the local policy copy."""
-        return ModelKey(self.s.policy_id, self._follower.version)
+            self._acting.refresh()
+        self._version = min(self._acting.versions.values())

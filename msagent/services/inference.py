@@ -31,6 +31,8 @@ class PredictRequest:
     min_version: int = 0
     version: int | None = None
     action_mask: np.ndarray | None = None
+    values: bool = True
+    """False: the state values are not needed (a frozen opponent's seat): the critic is skipped."""
 
 
 @dataclass
@@ -63,7 +65,7 @@ class InferenceServer:
             policy, key = self._policy(policy_id, version, max(request[i].min_version for i in idx))
             out = policy.act(np.concatenate([request[i].obs for i in idx]),
                              _masks([request[i] for i in idx]),
-                             values=version is None)  # frozen seats are never trained on
+                             values=any(request[i].values for i in idx))
             for i, part in zip(idx, _split(out, [len(request[i].obs) for i in idx])):
                 answers[i] = Acted(part, key)
         return answers  # type: ignore[return-value]

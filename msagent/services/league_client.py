@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from collections import deque
+from dataclasses import dataclass
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
@@ -12,7 +13,7 @@ from msagent.envs.match_collector import MatchCollector
 from msagent.runtime import Solver
 from msagent.services.acting import Acting
 from msagent.user_scripts import build_policy, game_factory
-from msagent.vocabulary import EpisodeResult, Fragment, Match
+from msagent.vocabulary import EpisodeResult, Fragment, Match, PolicyRef
 
 if TYPE_CHECKING:
     from msagent.services.env_worker import LeagueSeats, WorkerSettings
@@ -75,23 +76,57 @@ class LeagueMatches(MatchQueue):
             Solver().retrieve(LEAGUE_SERVICE, "report", results)
 
 
-def league_collector(settings: WorkerSettings, league: LeagueSeats, index: int,
-                     seed: int) -> tuple[Acting, MatchCollector, LeagueMatches]:
-    """Build a league worker's acting, games and match source; waits for the first weights."""
-    sc = settings.scripts
-    players = list(league.tables)
+class OnePolicy:
+    """The match source of a single-policy run: ``policy_id`` alone in a one-seat game (or in
+    every seat, as plain self-play); nothing to report."""
+
+    def __init__(self, policy_id: str) -> None:
+        self.policy_id = policy_id
+
+    def __call__(self, k: int) -> Match:
+        """The one match there is."""
+        return Match((PolicyRef.player(self.policy_id),), 0)
+
+    def report(self, results: list[EpisodeResult]) -> None:
+        """Nothing to tell: no league."""
+
+
+@dataclass
+class WorkerPlan:
+    """Which tables a worker's fragments go to (by player) and where its matches come from."""
+
+    tables: dict[str, str]
+    matches: LeagueMatches | OnePolicy
+
+
+def worker_plan(settings: WorkerSettings, index: int) -> WorkerPlan:
+    """The league's players and matches, or the single policy's one table and one match."""
+    league = settings.league
+    if league is None:
+        return WorkerPlan({settings.policy_id: settings.table}, OnePolicy(settings.policy_id))
+    homes = home_players(list(league.tables), index, settings.num_envs)
+    return WorkerPlan(dict(league.tables), LeagueMatches(homes, league.prefetch, league.repeat))
+
+
+def worker_acting(settings: WorkerSettings, plan: WorkerPlan, seed: int) -> Acting:
+    """The worker's acting: it builds the local policies now (a broken agent script fails
+    the worker's start, not its first step)."""
+    sc, league = settings.scripts, settings.league
     build = None if settings.central else (
         lambda: build_policy(sc.env_script, sc.agent_script, sc.env_params, seed))
-    acting = Acting(players, build, league.bots, league.cache_size, settings.central)
-    for player in players:
-        acting.wait_for(player, 1)
+    bots = dict(league.bots) if league else {}
+    cache = league.cache_size if league else 1
+    return Acting(list(plan.tables), build, bots, cache, settings.central)
+
+
+def worker_collector(settings: WorkerSettings, plan: WorkerPlan, acting: Acting, seed: int,
+                     label: str) -> MatchCollector:
+    """K games, checked against their declared observation space, playing the plan's matches."""
+    sc = settings.scripts
     make = game_factory(sc.env_script, sc.env_params)
     games = [make() for _ in range(settings.num_envs)]
-    matches = LeagueMatches(home_players(players, index, settings.num_envs), league.prefetch,
-                            league.repeat)
-    checker = ObsChecker(games[0].observation_space, f"league worker #{index}")
-    collector = MatchCollector(games, acting, matches, settings.fragment_len, seed, checker)
-    return acting, collector, matches
+    checker = ObsChecker(games[0].observation_space, label)
+    return MatchCollector(games, acting, plan.matches, settings.fragment_len, seed, checker)
 
 
 def group_by_table(fragments: list[Fragment], tables: dict[str, str]) -> dict[str, list[Fragment]]:

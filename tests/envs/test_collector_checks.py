@@ -1,4 +1,5 @@
-"""FragmentCollector checks every observation, final observation and reward it collects."""
+"""The collector checks every observation, final observation and reward it collects
+(one-seat games, as a single-policy env worker plays them)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import gymnasium as gym
 import numpy as np
 import pytest
 
-from msagent.envs import Acted, FragmentCollector, ObsChecker, make_vector_env
+from msagent.envs import MatchCollector, ObsChecker, policy_act, solo_collector
 from msagent.errors import EnvDataError
 from msagent.policy import Policy
 from msagent.vocabulary import ModelKey
@@ -34,25 +35,31 @@ class Corrupt(gym.Wrapper):
         return obs, reward, terminated, truncated, info
 
 
-def _envs(bad_env: int, at: int, change: Callable, max_steps: int = 500) -> gym.vector.VectorEnv:
-    """Four CartPoles; env ``bad_env`` returns ``change(obs, reward)`` at its step ``at``."""
+def _envs(bad_env: int, at: int, change: Callable, max_steps: int = 500) -> Callable[[], gym.Env]:
+    """A maker of four CartPoles; env ``bad_env`` returns ``change(obs, reward)`` at its step
+    ``at``."""
     index = itertools.count()
 
     def make() -> gym.Env:
         env = gym.make("CartPole-v1", max_episode_steps=max_steps)
         return Corrupt(env, at, change) if next(index) == bad_env else env
 
-    return make_vector_env(make, 4)
+    return make
 
 
-def _collector(envs: gym.vector.VectorEnv, **kwargs: Any) -> FragmentCollector:
-    policy = Policy(envs.single_observation_space, envs.single_action_space, seed=0)
-    key = ModelKey("main", 1)
-    return FragmentCollector(envs, lambda obs: Acted(policy.act(obs), key), 8, seed=0, **kwargs)
+def _collector(make: Callable[[], gym.Env], label: str = "", checks: bool = True,
+               checker: ObsChecker | None = None) -> MatchCollector:
+    space = gym.make("CartPole-v1")
+    policy = Policy(space.observation_space, space.action_space, seed=0)
+    collector = solo_collector(make, 4, policy_act(policy, ModelKey("main", 1)), 8, seed=0,
+                               checks=checks, label=label)
+    if checker is not None:
+        collector.checker = checker
+    return collector
 
 
-def _collect_error(envs: gym.vector.VectorEnv, **kwargs: Any) -> EnvDataError:
-    collector = _collector(envs, env_label=LABEL, **kwargs)
+def _collect_error(make: Callable[[], gym.Env], **kwargs: Any) -> EnvDataError:
+    collector = _collector(make, label=LABEL, **kwargs)
     with pytest.raises(EnvDataError) as info:
         for _ in range(4):
             collector.collect()
@@ -68,7 +75,7 @@ def _nan_at_2(obs: np.ndarray, reward: float) -> tuple:
 def test_nan_observation_names_env_step_and_element() -> None:
     error = _collect_error(_envs(bad_env=1, at=11, change=_nan_at_2))
     assert str(error).startswith(
-        f"env 1 of {LABEL}, step 11 {WHERE}: observation[2] = nan is not finite (1 of 16 values")
+        f"env 1 of {LABEL}, step 11 {WHERE}: observation[2] = nan is not finite (1 of 4 values")
 
 
 def test_infinite_reward_is_refused() -> None:
@@ -83,7 +90,7 @@ def test_wrong_observation_shape_is_explained_not_left_to_numpy() -> None:
         f"env 2 of {LABEL}, step 3 {WHERE}: observation does not match the space: declared "
         f"observation_space {space} expects shape (4,) dtype float32, got shape (3,) "
         "dtype float32")
-    assert isinstance(error.__cause__, ValueError)  # gymnasium's failed stacking
+    assert isinstance(error.__cause__, ValueError)  # numpy's failed stacking
 
 
 def test_nan_final_observation_of_a_truncated_episode_is_refused() -> None:
@@ -99,9 +106,12 @@ def test_checks_can_be_disabled() -> None:
 
 
 def test_a_given_checker_is_used_and_the_default_label_names_env_only() -> None:
-    envs = _envs(bad_env=1, at=2, change=_nan_at_2)
-    checker = ObsChecker(envs.single_observation_space, "my envs", num_envs=4)
-    error = _collect_error(envs, checker=checker)
+    make = _envs(bad_env=1, at=2, change=_nan_at_2)
+    checker = ObsChecker(gym.make("CartPole-v1").observation_space, "my envs")
+    collector = _collector(make, checker=checker)
+    with pytest.raises(EnvDataError) as info:
+        collector.collect()
+    error = info.value
     assert str(error).startswith(f"env 1 of my envs, step 2 {WHERE}: observation[2] = nan")
     collector = _collector(_envs(bad_env=1, at=2, change=_nan_at_2))
     with pytest.raises(EnvDataError, match=rf"^env 1, step 2 \(env steps"):

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 import torch
 
-from msagent.envs import Acted, FragmentCollector
+from msagent.envs import policy_act, solo_collector
 from msagent.policy import PPO, ActionSpec, Policy, PPOConfig
 from msagent.vocabulary import Fragment, ModelKey
 
@@ -34,8 +34,7 @@ def _reference() -> ModuleType:
 
 def _local(policy: Policy):
     """Act with a local policy, as an env worker in local inference mode does."""
-    key = ModelKey("main", 1)
-    return lambda obs: Acted(policy.act(obs), key)
+    return policy_act(policy, ModelKey("main", 1))
 
 
 def test_ppo_solves_cartpole_with_the_reference_settings() -> None:
@@ -46,48 +45,40 @@ def test_ppo_solves_cartpole_with_the_reference_settings() -> None:
     assert result.final_mean_return >= 475.0
 
 
-class _RecordingEnvs:
-    """Vector env proxy that keeps every ``step`` result, to check what the collector stored."""
+class _Recording(gym.Wrapper):
+    """Keeps every ``step`` result of one env, to check what the collector stored."""
 
-    def __init__(self, envs: gym.vector.VectorEnv) -> None:
-        """Wrap ``envs``."""
-        self.envs, self.num_envs = envs, envs.num_envs
+    def __init__(self, env: gym.Env) -> None:
+        super().__init__(env)
         self.steps: list[tuple] = []
 
-    def reset(self, **kwargs: Any) -> tuple:
-        """Pass through."""
-        return self.envs.reset(**kwargs)
-
-    def step(self, actions: np.ndarray) -> tuple:
+    def step(self, action: Any) -> tuple:
         """Pass through and remember the result."""
-        result = self.envs.step(actions)
+        result = self.env.step(action)
         self.steps.append(result)
         return result
 
 
 def test_collector_records_truncation_final_values() -> None:
-    ref = _reference()
-    envs = _RecordingEnvs(gym.vector.SyncVectorEnv(
-        [lambda: gym.make("CartPole-v1", max_episode_steps=7) for _ in range(3)],
-        autoreset_mode=gym.vector.AutoresetMode.SAME_STEP,
-    ))
+    recorded = [_Recording(gym.make("CartPole-v1", max_episode_steps=7)) for _ in range(3)]
+    made = iter(recorded)
     policy = Policy((4,), ActionSpec.discrete(2), seed=0)
-    collector = FragmentCollector(envs, _local(policy), length=20, seed=0)
+    collector = solo_collector(lambda: next(made), 3, _local(policy), length=20, seed=0)
     frags = collector.collect()
     assert sum(int(f.truncated.sum()) for f in frags) >= 3  # time limit 7 within 20 steps
-    for t, (_, rewards, terminated, truncated, info) in enumerate(envs.steps):
-        for i, frag in enumerate(frags):
-            assert frag.rewards[t] == rewards[i] and frag.terminated[t] == terminated[i]
-            if truncated[i] and not terminated[i]:
-                expected = policy.act(info["final_obs"][i][None]).values[0]
+    for frag, env in zip(frags, recorded, strict=True):
+        for t, (obs, reward, terminated, truncated, _) in enumerate(env.steps[:20]):
+            assert frag.rewards[t] == reward and frag.terminated[t] == terminated
+            if truncated and not terminated:
+                expected = policy.act(np.asarray(obs)[None]).values[0]
                 assert frag.final_values[t] == pytest.approx(expected, abs=1e-6)
                 assert expected != 0.0
             else:
                 assert frag.final_values[t] == 0.0
-    # the bootstrap value is V of the observation after the last step
-    last_obs = envs.steps[-1][0]
+    # the bootstrap value is V of the observation after the last step (the next decision's)
+    pending = np.stack([slot.turn.obs[0] for slot in collector.slots])
     np.testing.assert_allclose([f.bootstrap_value for f in frags],
-                               policy.act(last_obs).values, atol=1e-6)
+                               policy.act(pending).values, atol=1e-6)
 
 
 def test_update_uses_acting_time_values_for_gae() -> None:
@@ -111,11 +102,9 @@ def test_update_uses_acting_time_values_for_gae() -> None:
 def test_ppo_state_dict_round_trip_resumes_identically() -> None:
     ref = _reference()
     settings = dataclasses.replace(ref.CARTPOLE_REFERENCE, num_envs=4, fragment_len=32)
-    envs = ref.make_envs(settings)
     policy = Policy((4,), ActionSpec.discrete(2), seed=0)
-    collector = FragmentCollector(envs, _local(policy), settings.fragment_len, seed=0)
+    collector = ref.make_collector(settings, policy, seed=0)
     first, second = collector.collect(), collector.collect()
-    envs.close()
     ppo = PPO(policy, PPOConfig(seed=3))
     ppo.update(first)
     weights, state = policy.get_weights(), ppo.state_dict()

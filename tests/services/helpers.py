@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 
 from msagent.buffer import TableConfig
-from msagent.envs import Acted, FragmentCollector, make_vector_env
+from msagent.envs import policy_act, solo_collector
 from msagent.policy import Policy
 from msagent.services.inference import PolicyScripts
 from msagent.user_scripts import build_policy, env_factory
@@ -37,12 +37,13 @@ def cartpole_fragments(key: ModelKey, num_envs: int = 4, length: int = 16,
                        seed: int = 0) -> list[Fragment]:
     """One round of real CartPole fragments acted by a fresh policy and labelled ``key``."""
     policy = cartpole_policy(seed)
-    envs = make_vector_env(env_factory(SCRIPTS.env_script, SCRIPTS.env_params), num_envs)
+    collector = solo_collector(env_factory(SCRIPTS.env_script, SCRIPTS.env_params), num_envs,
+                               policy_act(policy, key), length, seed)
     try:
-        return FragmentCollector(envs, lambda obs: Acted(policy.act(obs), key), length,
-                                 seed).collect()
+        return collector.collect()
     finally:
-        envs.close()
+        for slot in collector.slots:
+            slot.env.close()
 
 
 def cartpole_obs(rows: int, seed: int = 0) -> np.ndarray:
