@@ -44,11 +44,15 @@ class LeaguePlayerSection(Section):
         id: The policy id (with ``count > 1``: the prefix of ``<id>_0``, ``<id>_1``, ...).
         role: One of ``main``, ``main_exploiter``, ``league_exploiter``.
         count: How many players of this entry.
+        env_share: Env slots this entry's players get relative to the others (round robin
+            over all env slots; 2 gives a player twice the games, and twice the batch, of a
+            player with 1).
     """
 
     id: str
     role: str = MAIN
     count: int = Field(1, ge=1)
+    env_share: int = Field(1, ge=1)
 
     @field_validator("id")
     @classmethod
@@ -180,6 +184,10 @@ class LeagueSection(Section):
     def player_ids(self) -> list[str]:
         """Every player id, entries with ``count`` expanded."""
         return [pid for entry in self.players for pid in entry.ids()]
+
+    def env_shares(self) -> dict[str, int]:
+        """Each player's share of the env slots."""
+        return {pid: e.env_share for e in self.players for pid in e.ids()}
 
     def to_settings(self) -> LeagueSettings:
         """The league's settings dataclasses."""

@@ -42,6 +42,7 @@ class LeagueSeats:
         cache_size: Frozen snapshots kept in the worker's LRU cache (local inference).
         prefetch: Games' matches fetched from the league per call, per home player.
         repeat: Consecutive games each drawn match is played (seats alternating).
+        shares: Player -> its share of the env slots (default 1 each).
     """
 
     tables: dict[str, str]
@@ -49,6 +50,7 @@ class LeagueSeats:
     cache_size: int = 8
     prefetch: int = 16
     repeat: int = 1
+    shares: dict[str, int] = field(default_factory=dict)
 
 
 SEED_STRIDE_INSTANCE = 1000

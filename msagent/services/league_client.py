@@ -21,10 +21,12 @@ if TYPE_CHECKING:
 LEAGUE_SERVICE = "LeagueService"
 
 
-def home_players(players: list[str], index: int, num_envs: int) -> list[str]:
+def home_players(players: list[str], index: int, num_envs: int,
+                 shares: dict[str, int] | None = None) -> list[str]:
     """The trainable player of each of a worker's env slots: round robin over all slots of
-    all workers, so every player gets an equal share of the games."""
-    return [players[(index * num_envs + k) % len(players)] for k in range(num_envs)]
+    all workers, each player taking ``shares[player]`` (default 1) turns per round."""
+    turns = [p for p in players for _ in range((shares or {}).get(p, 1))]
+    return [turns[(index * num_envs + k) % len(turns)] for k in range(num_envs)]
 
 
 def swap_seats(match: Match) -> Match:
@@ -104,7 +106,7 @@ def worker_plan(settings: WorkerSettings, index: int) -> WorkerPlan:
     league = settings.league
     if league is None:
         return WorkerPlan({settings.policy_id: settings.table}, OnePolicy(settings.policy_id))
-    homes = home_players(list(league.tables), index, settings.num_envs)
+    homes = home_players(list(league.tables), index, settings.num_envs, league.shares)
     return WorkerPlan(dict(league.tables), LeagueMatches(homes, league.prefetch, league.repeat))
 
 

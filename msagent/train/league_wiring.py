@@ -23,12 +23,13 @@ from msagent.user_scripts import game_factory
 from msagent.vocabulary import ModelKey, PolicyRef
 
 
-def player_batches(players: list[str], workers: int, num_envs: int) -> dict[str, int]:
+def player_batches(players: list[str], workers: int, num_envs: int,
+                   shares: dict[str, int] | None = None) -> dict[str, int]:
     """Fragments per update of each player: the env slots it is home in (about one fragment
     per slot per update, as in a single-policy run)."""
     counts = {p: 0 for p in players}
     for index in range(workers):
-        for player in home_players(players, index, num_envs):
+        for player in home_players(players, index, num_envs, shares):
             counts[player] += 1
     return {p: max(1, n) for p, n in counts.items()}
 
@@ -38,7 +39,8 @@ def connect_league(cfg: TrainConfig, run: wiring.RunInfo) -> wiring.Services:
     sv, scripts, league = cfg.services, wiring.policy_scripts(cfg), cfg.league
     players = league.player_ids()
     tables = {p: f"{cfg.table_config().name}/{p}" for p in players}
-    batches = player_batches(players, sv.env_worker.num, sv.env_worker.num_envs)
+    shares = league.env_shares()
+    batches = player_batches(players, sv.env_worker.num, sv.env_worker.num_envs, shares)
     seats = len(game_factory(scripts.env_script, scripts.env_params)().seats)
     started: list[ServiceHandle] = []
 
@@ -60,7 +62,7 @@ def connect_league(cfg: TrainConfig, run: wiring.RunInfo) -> wiring.Services:
                           resources=wiring._res(sv.inference),
                           args=(scripts, sv.inference.cache_size)) if central else None
         seats_cfg = LeagueSeats(tables, dict(league.bots), sv.inference.cache_size,
-                                repeat=sv.env_worker.games_per_draw)
+                                repeat=sv.env_worker.games_per_draw, shares=shares)
         workers = start(EnvWorker, num=sv.env_worker.num, resources=wiring._res(sv.env_worker),
                         args=(WorkerSettings(scripts, sv.env_worker.num_envs,
                                              sv.env_worker.fragment_len, players[0],

@@ -1,0 +1,30 @@
+"""An env worker's side of the league: slot homes, batches, and the match queue."""
+
+from __future__ import annotations
+
+from msagent.services.league_client import MatchQueue, home_players, swap_seats
+from msagent.train.league_wiring import player_batches
+from msagent.vocabulary import Match, ModelKey, PolicyRef
+
+MAIN, SNAP = PolicyRef.player("main"), PolicyRef.snapshot(ModelKey("main", 3))
+
+
+def test_slots_are_shared_round_robin_by_env_share_across_workers() -> None:
+    players = ["main", "main_exploiter", "league_exploiter"]
+    assert home_players(players, 0, 4) == ["main", "main_exploiter", "league_exploiter", "main"]
+    assert home_players(players, 1, 4)[0] == "main_exploiter"  # slot 4 of all slots
+    shares = {"main": 2}
+    assert home_players(players, 0, 4, shares) == ["main", "main", "main_exploiter",
+                                                   "league_exploiter"]
+    assert player_batches(players, 2, 48, shares) == {"main": 48, "main_exploiter": 24,
+                                                      "league_exploiter": 24}
+
+
+def test_each_draw_is_played_repeat_times_with_seats_alternating() -> None:
+    draws = iter([Match((MAIN, SNAP), 0), Match((SNAP, MAIN), 1)])
+    queue = MatchQueue(["main"] * 3, lambda player, n: [next(draws) for _ in range(n)],
+                       prefetch=1, repeat=3)
+    got = [queue(k % 3) for k in range(6)]
+    assert [m.learner_seat for m in got] == [0, 1, 0, 1, 0, 1]
+    assert all(m.learner == MAIN for m in got)
+    assert swap_seats(Match((MAIN, SNAP), 0)) == Match((SNAP, MAIN), 1)
