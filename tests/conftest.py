@@ -10,6 +10,7 @@ import pytest
 os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")  # tests stay on 127.0.0.1
 
 from msagent.runtime import solver, state  # noqa: E402
+from tests.redis_server import redis_url  # noqa: E402,F401  (a fixture for every package)
 
 _ray_backend = None
 

@@ -2,7 +2,8 @@
 
 Env workers ask it for matches and report finished games; learners ask it after every update
 whether to snapshot or reset; the driver reads its summary and saves its state with every
-checkpoint. One lock serialises every call, so the pure ``League`` needs no threads.
+checkpoint. One lock serialises every call, so the pure ``League`` needs no threads. With a
+Redis model pool the state is also mirrored to Redis (``league_mirror``) for other readers.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from typing import Any
 from msagent.league import League, LeagueOrder
 from msagent.league.settings import LeagueSettings
 from msagent.runtime import register
+from msagent.services.league_mirror import LeagueMirror
 from msagent.vocabulary import EpisodeResult, Match, ModelKey
 
 
@@ -20,11 +22,14 @@ class LeagueService:
     """Serves one run's league; ``state`` (from a checkpoint) continues a resumed league."""
 
     def __init__(self, settings: LeagueSettings, seed: int, num_seats: int = 2,
-                 state: dict[str, Any] | None = None) -> None:
+                 state: dict[str, Any] | None = None, mirror_url: str = "",
+                 namespace: str = "") -> None:
         self.num_seats = num_seats
         self.league = League.from_state_dict(settings, state) if state else League(settings,
                                                                                    seed)
         self._lock = threading.Lock()
+        redis_url = mirror_url.startswith(("redis://", "rediss://", "unix://"))
+        self.mirror = LeagueMirror(mirror_url, namespace) if redis_url else None
 
     @register(concurrent=True)
     def next_matches(self, player_id: str, n: int = 1) -> list[Match]:
@@ -38,6 +43,8 @@ class LeagueService:
         with self._lock:
             for result in results:
                 self.league.report(result)
+            if self.mirror is not None:
+                self.mirror.maybe_write(self.league.state_dict)
             return self.league.reported
 
     @register(concurrent=True)
@@ -65,4 +72,7 @@ class LeagueService:
     def state_dict(self) -> dict[str, Any]:
         """The league's whole state as plain data (saved with every checkpoint)."""
         with self._lock:
-            return self.league.state_dict()
+            state = self.league.state_dict()
+            if self.mirror is not None:
+                self.mirror.write(state)
+            return state

@@ -1,87 +1,13 @@
-"""Fixtures for model pool tests.
-
-The first section (a real ``redis-server`` per test session) knows nothing of the model pool,
-so it can move to ``tests/conftest.py`` as it is once other packages need Redis.
-"""
+"""Fixtures for model pool tests (the real ``redis-server`` fixture, ``redis_url``, lives in
+``tests/conftest.py``: the league mirror needs it too)."""
 
 from __future__ import annotations
 
-import shutil
-import socket
-import subprocess
-import time
 import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-
-# --- a real redis-server, generic ------------------------------------------------------------
-
-REDIS_START_TIMEOUT_S = 10.0
-
-
-def _free_loopback_port() -> int:
-    """Ask the OS for a port nobody listens on right now."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-def _answers_ping(port: int) -> bool:
-    """Whether a Redis server on the loopback port answers PING (raw protocol, no client needed)."""
-    try:
-        with socket.create_connection(("127.0.0.1", port), timeout=0.5) as sock:
-            sock.sendall(b"PING\r\n")
-            return sock.recv(64).startswith(b"+PONG")
-    except OSError:
-        return False
-
-
-def _start_redis(binary: str, workdir: Path) -> tuple[subprocess.Popen, int]:
-    """Start redis-server on a free loopback port without persistence and wait for PING."""
-    port = _free_loopback_port()
-    args = [binary, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"]
-    args += ["--dir", str(workdir), "--logfile", str(workdir / "redis.log")]
-    proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    deadline = time.monotonic() + REDIS_START_TIMEOUT_S
-    while time.monotonic() < deadline and proc.poll() is None:
-        if _answers_ping(port):
-            return proc, port
-        time.sleep(0.02)
-    _stop(proc)
-    log = (workdir / "redis.log").read_text(errors="replace")[-2000:] if (workdir / "redis.log").exists() else ""
-    raise RuntimeError(f"redis-server did not answer PING on port {port}:\n{log}")
-
-
-def _stop(proc: subprocess.Popen) -> None:
-    """Stop a server process: politely first, then for good."""
-    proc.terminate()
-    try:
-        proc.wait(timeout=5)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.wait()
-
-
-@pytest.fixture(scope="session")
-def redis_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """URL of a real redis-server, private to this test session (skips if it is not installed)."""
-    binary = shutil.which("redis-server")
-    if binary is None:
-        pytest.skip("redis-server is not installed (apt-get install redis-server) - skipping Redis tests")
-    for attempt in range(3):  # another process may grab the free port before the server binds it
-        try:
-            proc, port = _start_redis(binary, tmp_path_factory.mktemp("redis"))
-            break
-        except RuntimeError:
-            if attempt == 2:
-                raise
-    try:
-        yield f"redis://127.0.0.1:{port}/0"
-    finally:
-        _stop(proc)
-
 
 # --- stores for the model pool -----------------------------------------------------------------
 
