@@ -67,3 +67,13 @@ def test_anything_else_is_refused_naming_its_type(value: object) -> None:
     with pytest.raises(ScriptError, match=rf"returned {type(value).__name__}, .*gymnasium.Env"
                                           ".*PettingZoo.*pyspiel.Game"):
         as_multi_agent(value, label="my_env.py")
+
+
+def test_an_env_class_returned_uncalled_is_refused_with_the_fix() -> None:
+    from pettingzoo.classic import tictactoe_v3
+
+    with pytest.raises(ScriptError, match=r"returned the class raw_env itself, not an env; "
+                                          r"call it \(return raw_env\(...\)\)"):
+        as_multi_agent(tictactoe_v3.raw_env)
+    with pytest.raises(ScriptError, match="returned the function make itself"):
+        as_multi_agent(gym.make)

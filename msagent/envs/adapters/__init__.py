@@ -29,7 +29,9 @@ def as_multi_agent(obj: Any, *, label: str = "") -> MultiAgentEnv:
     Raises:
         ScriptError: ``obj`` is none of the accepted kinds (naming its type).
     """
-    if isinstance(obj, MultiAgentEnv) and not isinstance(obj, type):
+    if isinstance(obj, type) or callable(obj) and not hasattr(obj, "step"):
+        raise _not_called(obj, label)
+    if isinstance(obj, MultiAgentEnv):
         return obj
     if _comes_from(obj, "pettingzoo"):
         return _pettingzoo(obj, label)
@@ -71,7 +73,19 @@ def _is_gym(obj: Any) -> bool:
     """A gymnasium.Env, or an object of the same shape."""
     import gymnasium as gym
 
-    return isinstance(obj, gym.Env) or all(hasattr(obj, a) for a in GYM_ATTRIBUTES)
+    if isinstance(obj, gym.Env):
+        return True
+    shaped = all(hasattr(obj, a) for a in GYM_ATTRIBUTES)
+    return shaped and not callable(obj.observation_space)  # PettingZoo-like: a method
+
+
+def _not_called(obj: Any, label: str) -> ScriptError:
+    """The error for a class or function returned instead of an env made with it."""
+    name = getattr(obj, "__qualname__", type(obj).__name__)
+    where = f"{label}: " if label else ""
+    kind = "class" if isinstance(obj, type) else "function"
+    return ScriptError(f"{where}make_env() returned the {kind} {name} itself, not an env; call "
+                       f"it (return {name}(...)); msagent accepts {', '.join(ACCEPTED)}")
 
 
 def _refuse(obj: Any, label: str) -> ScriptError:
