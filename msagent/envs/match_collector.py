@@ -1,10 +1,11 @@
-"""Plays K multi-seat games side by side with one batched act per step, and cuts the learner
+"""Plays K multi-seat games side by side with one batched act per step, and cuts the trainable
 seats' experience into Fragments.
 
 Each env slot plays the matches a ``MatchSource`` hands it, one per game. Every step, the seats
 to act in all K games are grouped by the policy that plays them (a trainable player, a frozen
 snapshot, a bot) and decided by one call of the act function, one forward pass per policy.
-Only the match's learner seat is recorded (``msagent.envs.streams``); finished games are kept
+Every seat a trainable player holds is recorded (``msagent.envs.streams``), for that player's
+learner, whichever side of the match it is on; finished games are kept
 as ``EpisodeResult``s for the league. A Gymnasium env is the one-seat case of the same loop.
 """
 
@@ -20,7 +21,7 @@ from msagent.envs.collector import Acted
 from msagent.envs.multi_agent import MultiAgentEnv, Turn
 from msagent.errors import EnvDataError
 from msagent.envs.streams import Stream
-from msagent.vocabulary import EpisodeResult, Fragment, Match, ModelKey, PolicyRef
+from msagent.vocabulary import PLAYER, EpisodeResult, Fragment, Match, ModelKey, PolicyRef
 
 Group = tuple[np.ndarray, np.ndarray | None]
 """The observations (and legal-action masks) of every seat one policy plays this step."""
@@ -31,14 +32,31 @@ MatchSource = Callable[[int], Match]
 
 
 class _Slot:
-    """One env slot: its game, its current match and turn, the returns so far, its stream."""
+    """One env slot: its game, its current match and turn, the returns so far, and one stream
+    per trainable player seated in it (keyed by player and occurrence, so a player keeps its
+    stream across games whichever seat it gets, and self-play has two)."""
 
     def __init__(self, env: MultiAgentEnv, length: int) -> None:
-        self.env, self.stream = env, Stream(length)
+        self.env, self.length = env, length
         self.match: Match | None = None
         self.turn: Turn | None = None
         self.returns = np.zeros(len(env.seats))
         self.steps = 0
+        self.streams: dict[tuple[str, int], Stream] = {}
+        self.seated: dict[int, Stream] = {}  # seat -> stream, for the current match
+        self.last_key: ModelKey | None = None
+
+    def seat(self, match: Match) -> None:
+        """Seat ``match``: every trainable player's seat gets its player's stream."""
+        self.match, self.seated = match, {}
+        seen: dict[str, int] = {}
+        for seat, ref in enumerate(match.seats):
+            if ref.kind == PLAYER:
+                key = (ref.name, seen.get(ref.name, 0))
+                seen[ref.name] = key[1] + 1
+                if key not in self.streams:
+                    self.streams[key] = Stream(self.length)
+                self.seated[seat] = self.streams[key]
 
 
 class MatchCollector:
@@ -83,7 +101,8 @@ class MatchCollector:
                 self._apply(k, slot, self.pending[k])
             self._check_rewards()
             self.pending = self._decide(record=True)
-        return [f for slot in self.slots for f in slot.stream.take()]
+        return [f for slot in self.slots for stream in slot.streams.values()
+                for f in stream.take()]
 
     def act_again(self) -> None:
         """Re-decide the pending actions (new parameters arrived), so that the next Fragment
@@ -97,10 +116,11 @@ class MatchCollector:
 
     def _start(self, k: int, slot: _Slot, seed: int | None = None) -> None:
         """Begin a game in slot ``k`` with its next match."""
-        slot.match = self.matches(k)
-        if len(slot.match.seats) != len(slot.env.seats):
-            raise ValueError(f"a match for {len(slot.match.seats)} seats was handed to a game "
+        match = self.matches(k)
+        if len(match.seats) != len(slot.env.seats):
+            raise ValueError(f"a match for {len(match.seats)} seats was handed to a game "
                              f"with {len(slot.env.seats)} seats {slot.env.seats}")
+        slot.seat(match)
         slot.turn = slot.env.reset(seed=seed)
         slot.returns[:], slot.steps = 0.0, 0
 
@@ -116,10 +136,13 @@ class MatchCollector:
             for i, (k, seat) in enumerate(rows):
                 actions[k][seat] = out.actions[i]
                 slot = self.slots[k]
-                if seat == slot.match.learner_seat:
-                    decide = slot.stream.decide if record else slot.stream.redecide
+                stream = slot.seated.get(seat)
+                if stream is not None:
+                    decide = stream.decide if record else stream.redecide
                     decide(obs[i], out.actions[i], float(out.logp[i]), float(out.values[i]),
                            None if masks is None else masks[i], key)
+                    if seat == slot.match.learner_seat:
+                        slot.last_key = key
         return actions
 
     def _groups(self) -> tuple[dict[PolicyRef, Group], dict[PolicyRef, list[tuple[int, int]]]]:
@@ -180,15 +203,16 @@ class MatchCollector:
         self.env_steps += 1
         self._rewards[k] = turn.rewards
         slot.returns += turn.rewards
-        slot.stream.reward(turn.rewards[slot.match.learner_seat])
+        for seat, stream in slot.seated.items():
+            stream.reward(turn.rewards[seat])
         if turn.done:
-            slot.stream.end(turn.terminated, self._final_value(k, slot, turn))
+            for seat, stream in slot.seated.items():
+                stream.end(turn.terminated, self._final_value(k, slot, seat, turn))
             self.results.append(_result(slot))
             self._start(k, slot)
 
-    def _final_value(self, k: int, slot: _Slot, turn: Turn) -> float:
-        """V(last observation) of the learner seat of a truncated game (0 when terminated)."""
-        seat = slot.match.learner_seat
+    def _final_value(self, k: int, slot: _Slot, seat: int, turn: Turn) -> float:
+        """V(last observation) of a trainable seat of a truncated game (0 when terminated)."""
         if not turn.truncated or seat not in turn.final_obs:
             return 0.0
         ref, final = slot.match.seats[seat], np.asarray(turn.final_obs[seat])[None]
@@ -212,6 +236,6 @@ def _result(slot: _Slot) -> EpisodeResult:
     if len(returns) > 1:
         best_other = max(r for i, r in enumerate(returns) if i != seat)
         outcome = float(np.sign(returns[seat] - best_other))
-    key = slot.stream.last_key or ModelKey(match.learner.name, match.learner.version)
+    key = slot.last_key or ModelKey(match.learner.name, match.learner.version)
     return EpisodeResult(float(returns[seat]), slot.steps, key, outcome=outcome,
                          match=match, seat_returns=tuple(float(r) for r in returns))

@@ -134,3 +134,17 @@ def test_a_non_finite_observation_is_refused_naming_the_env_and_the_step() -> No
         assert "env 1 of league worker #0, step 2" in str(exc) and "nan" in str(exc)
     else:
         raise AssertionError("the NaN observation was accepted")
+
+
+def test_every_seat_a_trainable_player_holds_is_recorded_for_that_player() -> None:
+    exploiter = PolicyRef.player("exploiter")
+    matches = [Match((PolicyRef.player("main"), PolicyRef.player("main")), 0),  # self-play
+               Match((exploiter, PolicyRef.player("main")), 0)]
+    collector = MatchCollector([Alternate(), Alternate()], act_ones([]), lambda k: matches[k],
+                               2, seed=0)
+    fragments = collector.collect() + collector.collect()
+    by_player = sorted(f.policy.policy_id for f in fragments)
+    # slot 0: both of main's seats; slot 1: the exploiter's seat and main's seat
+    assert by_player == ["exploiter", "main", "main", "main"]
+    (a, b, *_) = [f for f in fragments if f.policy.policy_id == "main"]
+    assert {float(a.obs[0, 0]), float(b.obs[0, 0])} == {0.0, 1.0}  # seat a and seat b
