@@ -24,12 +24,18 @@ class StopSection(Section):
         mean_return: Target mean return over the last ``return_window`` episodes.
         return_window: Episodes averaged for ``mean_return`` (and shown in the progress display).
         time_s: Wall-clock budget in seconds.
+        eval_win_rate: League runs: stop once the evaluated player wins at least this share
+            of the newest ``eval_games`` evaluation games against every evaluation opponent,
+            from every seat (0 disables).
+        eval_games: Evaluation games per opponent and seat the rate must hold over.
     """
 
     env_steps: int = Field(1_000_000, ge=0)
     mean_return: float = 0.0
     return_window: int = Field(20, ge=1)
     time_s: float = Field(0.0, ge=0)
+    eval_win_rate: float = Field(0.0, ge=0, le=1)
+    eval_games: int = Field(200, ge=1)
 
 
 class RunSection(Section):

@@ -20,6 +20,18 @@ def stop_reason(snapshot: dict[str, Any], stop: StopSection) -> str | None:
         return f"mean_return {snapshot['mean_return']:.4g} >= {stop.mean_return}"
     if stop.time_s and snapshot["elapsed_s"] >= stop.time_s:
         return f"time_s {snapshot['elapsed_s']:.1f} >= {stop.time_s}"
+    return _eval_reason(snapshot, stop)
+
+
+def _eval_reason(snapshot: dict[str, Any], stop: StopSection) -> str | None:
+    """The evaluation criterion: every (opponent, seat) row holds the rate over enough games."""
+    rows = (snapshot.get("league") or {}).get("eval_rows") or []
+    if not stop.eval_win_rate or not rows:
+        return None
+    if all(r["games"] >= stop.eval_games and r["win_rate"] >= stop.eval_win_rate for r in rows):
+        worst = min(r["win_rate"] for r in rows)
+        return (f"eval_win_rate {worst:.3f} >= {stop.eval_win_rate} against every opponent "
+                f"from every seat (newest {stop.eval_games} games each)")
     return None
 
 

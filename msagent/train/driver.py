@@ -118,7 +118,8 @@ class Driver:
                                    else None)
         self._next_checkpoint = self._checkpoint_due()
         self._first_step: float | None = None
-        self.league = LeagueWatch(services) if services.league is not None else None
+        self.league = (LeagueWatch(services, cfg.run.stop.eval_games)
+                       if services.league is not None else None)
 
     def train(self) -> dict[str, Any]:
         """Start the loops, watch until done; on any failure stop and save what can be saved."""

@@ -22,9 +22,9 @@ SUMMARY_EVERY_S = 2.0
 class LeagueWatch:
     """Polls the league and the evaluator; ``view`` is what the progress display shows."""
 
-    def __init__(self, services: Services) -> None:
+    def __init__(self, services: Services, eval_window: int = 200) -> None:
         self.services = services
-        self.board = EvalBoard()
+        self.board = EvalBoard(eval_window)
         self.summary: dict[str, Any] = {}
         self._next_summary = 0.0
 

@@ -34,3 +34,20 @@ def test_all_disabled_never_stops() -> None:
     metrics = Metrics()
     metrics.add_env_steps(10**9)
     assert stop_reason(metrics.snapshot(), StopSection(env_steps=0)) is None
+
+
+def test_eval_win_rate_stops_once_every_opponent_and_seat_holds_it_over_enough_games() -> None:
+    from msagent.config.general import StopSection
+
+    stop = StopSection(env_steps=0, eval_win_rate=0.9, eval_games=200)
+    base = {"env_steps": 5, "elapsed_s": 1.0, "mean_return": None}
+
+    def snap(rows):
+        return {**base, "league": {"eval_rows": rows}}
+
+    ok = {"opponent": "bot:random", "seat": 0, "games": 200, "win_rate": 0.95}
+    assert stop_reason(snap([ok, {**ok, "seat": 1, "win_rate": 0.89}]), stop) is None
+    assert stop_reason(snap([ok, {**ok, "seat": 1, "games": 150}]), stop) is None
+    reason = stop_reason(snap([ok, {**ok, "seat": 1, "win_rate": 0.91}]), stop)
+    assert reason is not None and reason.startswith("eval_win_rate 0.910 >= 0.9")
+    assert stop_reason(snap([]), stop) is None and stop_reason(base, stop) is None
