@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-import threading
 import time
 from dataclasses import dataclass, field
 from typing import Any
 
 from msagent.envs.match_collector import MatchCollector
-from msagent.errors import ErrorInfo
 from msagent.runtime import Solver, current_instance, register
 from msagent.services.inference import PolicyScripts
+from msagent.services.looping import Looping
 from msagent.services.league_client import (group_by_table, worker_acting, worker_collector,
                                             worker_plan)
 
@@ -64,7 +63,7 @@ def worker_seed(run_seed: int, index: int, generation: int) -> int:
     return run_seed + SEED_STRIDE_INSTANCE * (index + 1) + SEED_STRIDE_GENERATION * generation
 
 
-class EnvWorker:
+class EnvWorker(Looping):
     """Plays K games with one request per policy per step; ships fragments every T steps.
 
     A single-policy run is the one-seat case of a league run: every game is the match
@@ -74,37 +73,17 @@ class EnvWorker:
     """
 
     def __init__(self, settings: WorkerSettings) -> None:
+        super().__init__()
         self.s = settings
         self.service, self.index = current_instance()
         self.seed = worker_seed(settings.scripts.seed, self.index, settings.generation)
-        self._stop, self._lock = threading.Event(), threading.Lock()
-        self._done = threading.Event()
         self._episodes: list[tuple[float, int]] = []
         self._steps, self._version = 0, 0
         self._first_step: float | None = None
-        self.error: ErrorInfo | None = None
         self.label = f"worker {self.service}#{self.index}"
         self.plan = worker_plan(settings, self.index)
         self._acting = worker_acting(settings, self.plan, self.seed)  # builds the policies
         self._acting.stop = self._stop
-
-    @register(response=False)
-    def run(self) -> None:
-        """Act until stopped (a crash is kept in ``error`` and reported by ``drain``)."""
-        try:
-            self._loop()
-        except Exception as exc:
-            if not self._stop.is_set():
-                self.error = ErrorInfo.of(exc)
-                raise
-        finally:
-            self._done.set()
-
-    @register(concurrent=True)
-    def stop(self, timeout_s: float = 30.0) -> bool:
-        """Stop ``run`` after its current fragment; True once it has ended."""
-        self._stop.set()
-        return self._done.wait(timeout_s)
 
     @register(concurrent=True)
     def drain(self) -> dict[str, Any]:

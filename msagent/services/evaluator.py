@@ -5,16 +5,15 @@ for the driver (win rates against wall time) and the league (bots join the payof
 from __future__ import annotations
 
 import itertools
-import threading
 from dataclasses import dataclass, field
 from typing import Any
 
 from msagent.envs.match_collector import MatchCollector
-from msagent.errors import ErrorInfo
 from msagent.runtime import current_instance, register
 from msagent.services.acting import Acting
 from msagent.services.inference import PolicyScripts
 from msagent.services.league_client import LeagueMatches
+from msagent.services.looping import Looping
 from msagent.user_scripts import build_policy, game_factory
 from msagent.vocabulary import EpisodeResult, Match, PolicyRef
 
@@ -54,33 +53,14 @@ def evaluation_matches(player: str, opponents: list[str], seats: int = 2):
         yield Match(tuple(chosen), seat)
 
 
-class Evaluator:
+class Evaluator(Looping):
     """Plays evaluation games until stopped; ``drain`` hands out the finished games."""
 
     def __init__(self, settings: EvaluatorSettings) -> None:
+        super().__init__()
         self.s = settings
         self.service, self.index = current_instance()
-        self._stop, self._done, self._lock = threading.Event(), threading.Event(), threading.Lock()
         self._results: list[EpisodeResult] = []
-        self.error: ErrorInfo | None = None
-
-    @register(response=False)
-    def run(self) -> None:
-        """Play until stopped (a crash is kept and reported by ``drain``)."""
-        try:
-            self._loop()
-        except Exception as exc:
-            if not self._stop.is_set():
-                self.error = ErrorInfo.of(exc)
-                raise
-        finally:
-            self._done.set()
-
-    @register(concurrent=True)
-    def stop(self, timeout_s: float = 30.0) -> bool:
-        """Stop after the current round of steps; True once ended."""
-        self._stop.set()
-        return self._done.wait(timeout_s)
 
     @register(concurrent=True)
     def drain(self) -> dict[str, Any]:
