@@ -96,11 +96,13 @@ def throughput(seconds: float, snapshots: int = 24, envs: int = 32,
     return out
 
 
-def learn(minutes: float) -> list[dict]:
+def learn(minutes: float, overrides: list[str]) -> list[dict]:
     """Train the league example; the evaluation figures of each progress line, with time."""
     cmd = [sys.executable, "-m", "msagent", "train", str(EXAMPLE),
            "--set", f"run.stop.time_s={minutes * 60}", "--set", "logging.log_every_s=30",
            "--set", "logging.tensorboard=false"]
+    for override in overrides:
+        cmd += ["--set", override]
     env = {**os.environ, "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0"}
     start, curve = time.monotonic(), []
     with subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
@@ -143,6 +145,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--minutes", type=float, default=30.0)
     parser.add_argument("--throughput-s", type=float, default=20.0)
+    parser.add_argument("--set", dest="overrides", action="append", default=[],
+                        help="a config override for the learning run, as msagent train --set")
     args = parser.parse_args()
     if args.throughput_s > 0:
         t = throughput(args.throughput_s)
@@ -152,7 +156,7 @@ def main() -> None:
               f"misses) {t['league']:,.0f} env steps/s = {t['league'] / t['self-play']:.2f}x "
               "(target >= 0.8x)", flush=True)
     if args.minutes > 0:
-        curve = learn(args.minutes)
+        curve = learn(args.minutes, args.overrides)
         for opponent, when in reached(curve).items():
             where = f"after {when:.1f} min" if when is not None else "not reached"
             print(f"target {TARGETS[opponent]:.0%} against {opponent} in both seats: {where}")
