@@ -10,7 +10,8 @@ import torch
 from msagent.errors import ConfigError, ScriptError
 from msagent.policy import PPO, ActionSpec, LSTMCore, Policy, PPOConfig
 from msagent.policy import operators as ops
-from msagent.vocabulary import Fragment, ModelKey
+from tests.policy.helpers import acted_fragment
+from msagent.vocabulary import Fragment
 
 torch.set_num_threads(1)
 
@@ -96,16 +97,7 @@ def test_act_never_picks_masked_actions() -> None:
 
 def _fake_fragment(policy: Policy, t_len: int = 8, seed: int = 0) -> Fragment:
     """A fragment acted by ``policy`` on random observations."""
-    obs = _obs(t_len, seed=seed)
-    out = policy.act(obs)
-    rng = np.random.default_rng(seed)
-    return Fragment(
-        obs=obs, actions=out.actions, logp=out.logp, values=out.values,
-        rewards=rng.standard_normal(t_len).astype(np.float32),
-        terminated=np.zeros(t_len, bool), truncated=np.zeros(t_len, bool),
-        final_values=np.zeros(t_len, np.float32), bootstrap_value=0.0,
-        policy=ModelKey("main", 0),
-    )
+    return acted_fragment(policy, _obs(t_len, seed=seed), seed)
 
 
 def test_policy_loss_touches_only_policy_parameters() -> None:

@@ -11,23 +11,16 @@ from torch import Tensor
 
 from msagent.errors import ConfigError, NonFiniteError
 from msagent.policy import PPO, ActionSpec, Policy, PPOConfig
-from msagent.vocabulary import Fragment, ModelKey
+from msagent.vocabulary import Fragment
+from tests.policy.helpers import acted_fragment
 
 torch.set_num_threads(1)
 
 
 def _fragment(policy: Policy, seed: int, t_len: int = 8) -> Fragment:
     """A fragment acted by ``policy`` on random observations."""
-    rng = np.random.default_rng(seed)
-    obs = rng.standard_normal((t_len, 4)).astype(np.float32)
-    out = policy.act(obs)
-    return Fragment(
-        obs=obs, actions=out.actions, logp=out.logp, values=out.values,
-        rewards=rng.standard_normal(t_len).astype(np.float32),
-        terminated=np.zeros(t_len, bool), truncated=np.zeros(t_len, bool),
-        final_values=np.zeros(t_len, np.float32), bootstrap_value=0.0,
-        policy=ModelKey("main", 0),
-    )
+    obs = np.random.default_rng(seed).standard_normal((t_len, 4)).astype(np.float32)
+    return acted_fragment(policy, obs, seed)
 
 
 def _trained(config: PPOConfig | None = None, cls: type[PPO] = PPO) -> tuple[PPO, list]:
