@@ -185,7 +185,7 @@ def prepare(cfg: TrainConfig, resume: Path | None, result_json: Path | None,
     Nothing is written (no run directory made, no config replaced) unless every check passed.
     """
     from msagent.preflight import check_address, check_output
-    from msagent.train import check_supported
+    from msagent.train.supported import check_supported
 
     check_supported(cfg)
     check_output(result_json)

@@ -17,8 +17,8 @@ from pydantic import model_validator
 
 from msagent.config.base import Section
 from msagent.errors import ConfigError
-from msagent.policy.algorithms.ppo import PPOConfig
-from msagent.policy.algorithms.ranges import range_error
+from msagent.algorithm_config import PPOConfig
+from msagent.algorithm_ranges import range_error
 
 NONE_WORD = "none"
 """How a TOML file spells Python's None for the fields that accept it."""

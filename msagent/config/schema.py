@@ -28,7 +28,7 @@ from msagent.config.services import (
     ResourcesSection,
     ServicesSection,
 )
-from msagent.policy.algorithms.ppo import PPOConfig
+from msagent.algorithm_config import PPOConfig
 
 DEFAULT_TABLE = "fragments"
 """Name of the replay-buffer table :meth:`TrainConfig.table_config` builds by default."""

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from msagent.config import TrainConfig
-from msagent.errors import ConfigError
+from msagent.train.supported import check_supported
 from msagent.runtime import ServiceHandle, launch
 from msagent.services.env_worker import EnvWorker, WorkerSettings
 from msagent.services.inference import PolicyScripts, configured
@@ -146,26 +146,6 @@ def policy_scripts(cfg: TrainConfig) -> PolicyScripts:
     """The user's scripts and env parameters, as every service needs them."""
     return PolicyScripts(str(cfg.scripts.env), str(cfg.scripts.agent), dict(cfg.env),
                          cfg.run.seed)
-
-
-def check_supported(cfg: TrainConfig) -> None:
-    """Refuse configurations this version cannot run, naming the key."""
-    sv = cfg.services
-    if cfg.league is not None and sv.learner.sync:
-        raise ConfigError("services.learner.sync must be false with a [league]: each player's "
-                          "learner updates on its own, so actors cannot wait for all of them; "
-                          "bound staleness with services.learner.max_policy_lag instead")
-    for key, value, allowed in (("services.learner.num", sv.learner.num, 1),
-                                ("services.buffer.num", sv.buffer.num, 1),
-                                ("services.model_pool.num", sv.model_pool.num, 1)):
-        if value != allowed:
-            raise ConfigError(f"{key} = {value}: this version runs exactly {allowed} "
-                              "(several learners with all-reduce come with the league issue)")
-    if sv.env_worker.num < 1:
-        raise ConfigError("services.env_worker.num must be >= 1 to train")
-    if sv.learner.sync and sv.learner.publish_every != 1:
-        raise ConfigError("services.learner.publish_every must be 1 when services.learner.sync "
-                          "= true: sync actors wait for every new version")
 
 
 def _res(section: Any) -> Any:

@@ -9,16 +9,18 @@ from __future__ import annotations
 import copy
 import math
 from collections.abc import Iterator
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict
 from typing import Any
 
 import torch
 from torch import Tensor
 
+from msagent.algorithm_config import (  # noqa: F401  (re-exported)
+    CARTPOLE_FRAGMENT_LEN, CARTPOLE_NUM_ENVS, CARTPOLE_PPO, PPOConfig,
+)
 from msagent.errors import ConfigError, NonFiniteError
 from msagent.policy import operators as ops
 from msagent.policy.algorithms.base import BOOTSTRAP_VALUE, Algorithm, stack_fragments
-from msagent.policy.algorithms.ranges import range_errors
 from msagent.policy.policy import Policy
 from msagent.vocabulary import Columns, Fragment
 
@@ -34,75 +36,6 @@ _LOSS_COLUMNS = (
     Columns.ACTION_MASK,
 )
 """What :meth:`PPO.compute_loss` reads; other columns are dropped before minibatching."""
-
-
-@dataclass(frozen=True)
-class PPOConfig:
-    """Hyperparameters of PPO; the defaults are the usual ones (CleanRL's, Atari-safe).
-
-    For CartPole-like tasks use :data:`CARTPOLE_PPO`, tuned for wall time on 2 CPU cores.
-
-    Attributes:
-        gamma: discount factor.
-        gae_lambda: GAE's bias/variance trade-off.
-        clip: PPO ratio clipping range epsilon.
-        vf_coef: weight of the value loss.
-        ent_coef: weight of the entropy bonus.
-        lr: Adam learning rate (initial value when annealed).
-        epochs: passes over each batch.
-        minibatches: minibatches per pass.
-        max_grad_norm: global gradient norm clip (``None`` disables clipping).
-        normalize_advantages: standardise advantages per minibatch.
-        clip_vloss: clip value updates around the acting-time values.
-        vf_clip: value clipping range (``None``: same as ``clip``).
-        anneal_lr: decay the learning rate linearly to 0 over ``total_updates``.
-        total_updates: number of ``update`` calls planned (needed by ``anneal_lr``).
-        target_kl: stop the epochs early once approx KL exceeds this (``None``: never).
-        adam_eps: Adam's epsilon.
-        seed: seed of minibatch shuffling.
-    """
-
-    gamma: float = 0.99
-    gae_lambda: float = 0.95
-    clip: float = 0.2
-    vf_coef: float = 0.5
-    ent_coef: float = 0.0
-    lr: float = 2.5e-4
-    epochs: int = 4
-    minibatches: int = 4
-    max_grad_norm: float | None = 0.5
-    normalize_advantages: bool = True
-    clip_vloss: bool = True
-    vf_clip: float | None = None
-    anneal_lr: bool = False
-    total_updates: int | None = None
-    target_kl: float | None = None
-    adam_eps: float = 1e-5
-    seed: int = 0
-
-    def __post_init__(self) -> None:
-        """Reject values that would silently break training, naming field and value.
-
-        Raises:
-            ConfigError: e.g. ``"lr must be > 0, got -1.0"`` (ranges in
-                :mod:`msagent.policy.algorithms.ranges`).
-        """
-        errors = range_errors({f.name: getattr(self, f.name) for f in fields(self)})
-        if errors:
-            raise ConfigError("; ".join(errors))
-        if self.anneal_lr and not self.total_updates:
-            raise ConfigError("anneal_lr needs total_updates")
-
-
-CARTPOLE_PPO = PPOConfig(lr=3e-3, epochs=4, minibatches=2)
-"""PPO tuned for CartPole-v1 wall time: use with 32 envs x 32-step fragments (batches of 1024)
-and 64x64 tanh networks (``NetworkConfig()``). Seeds 0-23 all reached a mean return of 475
-after 35k-124k env steps, about 1-4 s of training on 2 CPU cores (``benchmarks/ppo_reference.py``).
-"""
-CARTPOLE_NUM_ENVS = 32
-"""Environments acted together (one batched ``act`` per step) in the CartPole reference."""
-CARTPOLE_FRAGMENT_LEN = 32
-"""Fragment length T in the CartPole reference."""
 
 
 def _adam(policy: Policy, config: PPOConfig) -> torch.optim.Adam:
