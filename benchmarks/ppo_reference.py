@@ -96,7 +96,9 @@ def _build(settings: ReferenceSettings, seed: int) -> PPO:
     probe = gym.make(settings.env_id)
     policy = Policy(probe.observation_space, probe.action_space, settings.network, seed=seed)
     probe.close()
-    return PPO(policy, dataclasses.replace(settings.ppo, seed=seed))
+    ppo = PPO(policy, dataclasses.replace(settings.ppo, seed=seed))
+    _ = ppo.optimizer  # built lazily in a learner; here as part of the set-up, as CleanRL does
+    return ppo
 
 
 def run(settings: ReferenceSettings, seed: int, verbose: bool = False) -> RunResult:

@@ -133,13 +133,16 @@ class MatchCollector:
         for ref, rows in where.items():
             out, key = acted[ref]
             obs, masks = groups[ref]
+            # plain Python numbers: indexing lists costs a fraction of indexing numpy arrays
+            acts = out.actions.tolist() if out.actions.ndim == 1 else out.actions
+            logps, values = out.logp.tolist(), out.values.tolist()
             for i, (k, seat) in enumerate(rows):
-                actions[k][seat] = out.actions[i]
+                actions[k][seat] = acts[i]
                 slot = self.slots[k]
                 stream = slot.seated.get(seat)
                 if stream is not None:
                     decide = stream.decide if record else stream.redecide
-                    decide(obs[i], out.actions[i], float(out.logp[i]), float(out.values[i]),
+                    decide(obs[i], acts[i], logps[i], values[i],
                            None if masks is None else masks[i], key)
                     if seat == slot.match.learner_seat:
                         slot.last_key = key
@@ -201,10 +204,11 @@ class MatchCollector:
         turn = slot.env.step(actions)
         slot.turn, slot.steps = turn, slot.steps + 1
         self.env_steps += 1
-        self._rewards[k] = turn.rewards
-        slot.returns += turn.rewards
+        rewards = turn.rewards
+        self._rewards[k] = rewards
+        slot.returns += rewards
         for seat, stream in slot.seated.items():
-            stream.reward(turn.rewards[seat])
+            stream.reward(rewards[seat])
         if turn.done:
             for seat, stream in slot.seated.items():
                 stream.end(turn.terminated, self._final_value(k, slot, seat, turn))
