@@ -100,6 +100,15 @@ def pull_weights(key: ModelKey) -> Any:
 def configured(batch: int, max_wait_ms: float) -> type[InferenceServer]:
     """An InferenceServer whose ``predict`` batches as the config says."""
 
+    if batch <= 1:  # batch=1 disables batching: one request in, one answer out
+
+        class UnbatchedInferenceServer(InferenceServer):
+            @register(direct=True)
+            def predict(self, request: PredictRequest) -> Acted:
+                return InferenceServer.predict(self, [request])[0]
+
+        return UnbatchedInferenceServer
+
     class ConfiguredInferenceServer(InferenceServer):
         @register(batch=batch, max_wait_ms=max_wait_ms, direct=True)
         def predict(self, request: list[PredictRequest]) -> list[Acted]:

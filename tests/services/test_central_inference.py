@@ -63,3 +63,12 @@ def test_a_worker_reports_when_it_took_its_first_step(inline_only: str) -> None:
         assert started - 5.0 < first <= time.time()
     finally:
         assert all(workers.call_all("stop", timeout_s=10.0))
+
+
+def test_a_server_for_one_worker_answers_unbatched_requests() -> None:
+    from msagent.runtime.spec import registered_methods
+    from msagent.services.inference import configured
+
+    spec = registered_methods(configured(1, 0.0))["predict"]
+    assert spec.batch == 1 and spec.direct  # one request in, one answer out
+    assert registered_methods(configured(3, 0.0))["predict"].batch == 3

@@ -16,6 +16,7 @@ from tests.train.league_helpers import league_config
 def test_a_league_trains_with_central_inference(ray_only: str, tmp_path: Path) -> None:
     cfg = league_config(tmp_path, "ray", "run.stop.time_s=25", "services.evaluator.num=0",
                         'services.inference.mode="central"', "services.inference.num=1",
+                        "services.env_worker.num=2", "services.env_worker.num_envs=6",
                         "league.roles.main.snapshot_every_updates=3")
     result = run_training(cfg, RunDir.create(cfg.run.root, cfg.run.name))
     summary = result["league"]["summary"]
