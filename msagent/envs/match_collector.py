@@ -86,7 +86,6 @@ class MatchCollector:
         self.checker = checker
         self.slots = [_Slot(env, length) for env in envs]
         self.results: list[EpisodeResult] = []
-        self.env_steps = 0
         self.steps = 0
         self._rewards = np.zeros((len(envs), max(len(e.seats) for e in envs)))
         for k, slot in enumerate(self.slots):
@@ -203,7 +202,6 @@ class MatchCollector:
         """Step one game; credit rewards; on its end report it and start the next match."""
         turn = slot.env.step(actions)
         slot.turn, slot.steps = turn, slot.steps + 1
-        self.env_steps += 1
         rewards = turn.rewards
         self._rewards[k] = rewards
         slot.returns += rewards

@@ -25,7 +25,6 @@ class Stream:
         self.rows = 0  # rows written in the current columns, the open one included
         self.open = False
         self.fragments: list[Fragment] = []
-        self.last_key: ModelKey | None = None
         self._cols: dict[str, Any] | None = None
         self._key: ModelKey | None = None  # the oldest key of the current rows
 
@@ -39,7 +38,7 @@ class Stream:
         self._write(self.rows, obs, action, logp, value, mask)
         self._key = key if self._key is None else min(self._key, key)
         self.rows += 1
-        self.open, self.last_key = True, key
+        self.open = True
 
     def redecide(self, obs: np.ndarray, action, logp: float, value: float,
                  mask: np.ndarray | None, key: ModelKey) -> None:
@@ -47,7 +46,6 @@ class Stream:
         if self.open:
             self._write(self.rows - 1, obs, action, logp, value, mask)
             self._key = key if self.rows == 1 else min(self._key, key)
-            self.last_key = key
 
     def reward(self, reward: float) -> None:
         """Credit a reward to the open decision (ignored before the seat's first decision)."""

@@ -12,7 +12,7 @@ from msagent.envs.match_collector import MatchCollector
 from msagent.runtime import current_instance, register
 from msagent.services.acting import Acting
 from msagent.services.inference import PolicyScripts
-from msagent.services.league_client import LeagueMatches
+from msagent.services.league_client import report_results
 from msagent.services.looping import Looping
 from msagent.user_scripts import build_policy, game_factory
 from msagent.vocabulary import EpisodeResult, Match, PolicyRef
@@ -81,13 +81,12 @@ class Evaluator(Looping):
         games = [make() for _ in range(self.s.num_envs)]
         matches = evaluation_matches(self.s.player, self.s.opponents, len(games[0].seats))
         collector = MatchCollector(games, acting, lambda k: next(matches), 16, seed)
-        league = LeagueMatches([], 1)
         while not self._stop.is_set():
             collector.collect()
             results = collector.take_results()
             with self._lock:
                 self._results.extend(results)
             if self.s.report_to_league:
-                league.report(results)
+                report_results(results)
             self._stop.wait(self.s.pause_s)
             acting.refresh()

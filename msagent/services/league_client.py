@@ -74,8 +74,13 @@ class LeagueMatches(MatchQueue):
 
     def report(self, results: list[EpisodeResult]) -> None:
         """Tell the league how the finished games ended (one call for all)."""
-        if results:
-            Solver().retrieve(LEAGUE_SERVICE, "report", results)
+        report_results(results)
+
+
+def report_results(results: list[EpisodeResult]) -> None:
+    """Tell the league how finished games ended (one call for all; none for no games)."""
+    if results:
+        Solver().retrieve(LEAGUE_SERVICE, "report", results)
 
 
 class OnePolicy:

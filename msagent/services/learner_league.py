@@ -11,10 +11,10 @@ from msagent.policy import PPO
 from msagent.rundir import RunDir
 from msagent.runtime import Solver
 from msagent.services.inference import pull_weights
+from msagent.services.league_client import LEAGUE_SERVICE
 from msagent.vocabulary import ModelKey
 
 log = logging.getLogger("msagent.learner")
-LEAGUE_SERVICE = "LeagueService"
 
 
 class LeagueHooks:

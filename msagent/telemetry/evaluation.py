@@ -6,25 +6,11 @@ The evaluator's games arrive in the driver as ``EpisodeResult``s; this board kee
 
 from __future__ import annotations
 
-import math
 from collections import defaultdict, deque
 from typing import Any
 
+from msagent.envs.play import wilson_interval
 from msagent.vocabulary import EpisodeResult
-
-Z95 = 1.959964
-"""The normal quantile of a two-sided 95% interval."""
-
-
-def wilson(wins: float, games: int, z: float = Z95) -> tuple[float, float]:
-    """Wilson score interval of a win rate (stays inside [0, 1], sound for few games)."""
-    if games == 0:
-        return 0.0, 1.0
-    p = wins / games
-    centre = (p + z * z / (2 * games)) / (1 + z * z / games)
-    half = z * math.sqrt(p * (1 - p) / games + z * z / (4 * games * games)) / (1 + z * z / games)
-    return max(0.0, centre - half), min(1.0, centre + half)
-
 
 class EvalBoard:
     """Outcomes by (opponent, learner seat), the newest ``window`` of each."""
@@ -66,7 +52,7 @@ def _row(opponent: str, seat: int, outcomes: list[float]) -> dict[str, Any]:
     """The figures of one (opponent, seat) pair."""
     games = len(outcomes)
     wins, draws = outcomes.count(1.0), outcomes.count(0.0)
-    low, high = wilson(wins, games)
+    low, high = wilson_interval(wins, games)
     return {"opponent": opponent, "seat": seat, "games": games, "wins": wins,
             "win_rate": wins / games if games else 0.0, "draw_rate": draws / games if games else 0.0,
             "loss_rate": (games - wins - draws) / games if games else 0.0,
