@@ -1,5 +1,5 @@
 """The ``msagent`` command line: ``msagent train CONFIG``, ``msagent evaluate RUN_DIR``,
-``msagent league RUN_DIR`` and ``msagent version``.
+``msagent league RUN_DIR``, ``msagent export RUN_DIR OUT`` and ``msagent version``.
 
 Exit codes of ``msagent train``: 0 done; 2 the config or a user script is wrong (a
 :class:`~msagent.errors.UserError`); 1 a runtime failure; 130 / 143 stopped cleanly by SIGINT /
@@ -166,6 +166,33 @@ def league(
     out.print(Text(f"payoff heatmap: {path}", style="bold"))
 
 
+class ExportFormat(str, Enum):
+    """Formats ``msagent export`` writes."""
+
+    openspiel = "openspiel"
+
+
+@app.command()
+def export(
+    run_dir: Path = typer.Argument(..., help="A PSRO run directory that `msagent train` wrote."),
+    out_file: Path = typer.Argument(..., metavar="OUT", help="The file to write."),
+    format_: ExportFormat = typer.Option(
+        ExportFormat.openspiel, "--format",
+        help="openspiel: the meta-strategy mixture as a tabular policy (JSON) that OpenSpiel's "
+             "exploitability.nash_conv can check."),
+) -> None:
+    """Write the current meta-strategy mixture of a PSRO run as a tabular policy file."""
+    from msagent.psro.checkpoint import export_mixture
+    from msagent.rundir import RunDir
+
+    try:
+        path, nash_conv, iteration = export_mixture(RunDir.open(run_dir), out_file)
+    except (UserError, OSError) as exc:
+        _fail(str(exc), USER_ERROR_EXIT)
+    Console(soft_wrap=True).print(f"wrote {path}: the mixture of PSRO iteration {iteration}, "
+                                  f"NashConv {nash_conv:.6f}", highlight=False)
+
+
 def load(config: Path, overrides: list[str], mode: Mode | None, address: str | None) -> TrainConfig:
     """Load the config with ``--set`` overrides, then the ``--mode``/``--address`` flags."""
     from msagent.config import load_config
@@ -197,6 +224,10 @@ def prepare(cfg: TrainConfig, resume: Path | None, result_json: Path | None,
         from msagent.train.resume import plan_resume
 
         run_dir = RunDir.open(resume)
+        if cfg.league is not None and cfg.league.psro is not None:
+            from msagent.psro.checkpoint import load_psro_checkpoint
+
+            return load_psro_checkpoint(run_dir), open_run_dir(cfg, run_dir)
         plan = plan_resume(cfg, run_dir, lambda msg: out.print(Text(f"warning: {msg}",
                                                                     style="yellow")))
     return plan, open_run_dir(cfg, run_dir)
@@ -215,6 +246,10 @@ def open_run_dir(cfg: TrainConfig, run_dir: RunDir | None) -> RunDir:
 
 def run(cfg: TrainConfig, run_dir: RunDir, plan: Any) -> Any:
     """Hand over to training (which logs into the run directory's ``train.log``)."""
+    if cfg.league is not None and cfg.league.psro is not None:
+        from msagent.train.psro_run import run_psro
+
+        return run_psro(cfg, run_dir, resume=plan is not None)
     from msagent.train import run_training
 
     return run_training(cfg, run_dir=run_dir, resume=plan or False)

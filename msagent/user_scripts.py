@@ -11,6 +11,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import importlib.util
+import inspect
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -56,6 +57,13 @@ def script_function(path: str, name: str) -> Callable[..., Any]:
 def env_factory(env_script: str, env_params: dict[str, Any]) -> Callable[[], Any]:
     """A zero-argument function that builds one user environment."""
     make_env = script_function(env_script, "make_env")
+    try:
+        inspect.signature(make_env).bind(**env_params)
+    except TypeError as exc:
+        raise ScriptError(f"make_env() in {env_script} does not accept the [env] parameters "
+                          f"{sorted(env_params)}: {exc}") from None
+    except ValueError:  # no signature to check (a builtin): let the call tell
+        pass
     return functools.partial(make_env, **env_params)
 
 

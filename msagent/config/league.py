@@ -27,6 +27,7 @@ import re
 from pydantic import Field, field_validator, model_validator
 
 from msagent.config.base import Section
+from msagent.config.psro import PSROSection
 from msagent.league.matchmaking import WEIGHTINGS
 from msagent.league.settings import (
     MAIN, ROLE_NAMES, LeagueExploiterSettings, LeagueSettings, MainExploiterSettings,
@@ -146,6 +147,7 @@ class LeagueSection(Section):
         players: ``[[league.players]]`` entries.
         roles: Per-role settings.
         bots: Scripted bots: name -> script path (relative to the TOML's folder, kept as written).
+        psro: ``[league.psro]``: run PSRO (meta-solver, oracle, iterations) instead of roles.
     """
 
     payoff_decay: float = Field(LeagueSettings.payoff_decay, gt=0, le=1)
@@ -155,6 +157,7 @@ class LeagueSection(Section):
     players: list[LeaguePlayerSection] = Field(default_factory=_default_players, min_length=1)
     roles: RolesSection = Field(default_factory=RolesSection)
     bots: dict[str, str] = Field(default_factory=dict)
+    psro: PSROSection | None = None
 
     @field_validator("bots")
     @classmethod

@@ -19,6 +19,7 @@ from msagent.config.base import Section
 from msagent.config.general import (LoggingSection, RunSection, ScriptsSection, StopSection,
                                     _base_dir, resolve_script)
 from msagent.config.league import LeagueSection
+from msagent.config.psro import is_script_ref
 from msagent.config.services import (
     BufferSection,
     EnvWorkerSection,
@@ -66,6 +67,9 @@ class TrainConfig(Section):
         if value is not None:
             base = _base_dir(info.context)
             value.bots = {name: str(resolve_script(path, base)) for name, path in value.bots.items()}
+            if value.psro is not None and is_script_ref(value.psro.solver):
+                path, _, name = value.psro.solver.rpartition(":")
+                value.psro.solver = f"{resolve_script(path, base)}:{name}"
         return value
 
     def ppo_config(self) -> PPOConfig:

@@ -70,10 +70,10 @@ class RunDir:
         """
         path = Path(path).expanduser()
         if not path.is_dir():
-            raise ConfigError(f"cannot resume: run directory {path} does not exist")
+            raise ConfigError(f"run directory {path} does not exist")
         if not (path / MARKER).is_file():
             raise ConfigError(
-                f"cannot resume: {path} is not an msagent run directory (no {MARKER} file);"
+                f"{path} is not an msagent run directory (no {MARKER} file);"
                 " pass a directory that `msagent train` created"
             )
         return cls(path)

@@ -43,6 +43,10 @@ def run_training(cfg: TrainConfig, run_dir: RunDir | None = None,
     stops only the services it launched, leaving the backend (and its Ray) running.
     ``resume`` is True (find the checkpoint here) or the plan the CLI already checked.
     """
+    if cfg.league is not None and cfg.league.psro is not None:
+        from msagent.train.psro_run import run_psro
+
+        return run_psro(cfg, run_dir, resume=bool(resume))
     with log_to_file(run_dir.log_path) if run_dir else nullcontext():
         try:
             return _train(cfg, run_dir, _plan(cfg, run_dir, resume))

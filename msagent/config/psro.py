@@ -1,0 +1,69 @@
+"""The ``[league.psro]`` table: PSRO's meta-solver, oracle, budgets and stop criteria.
+
+Example::
+
+    [league.psro]
+    solver = "nash"               # or prd, uniform, last, regret, alpharank, "my.py:solve"
+    oracle = "exact"              # tabular best responses (OpenSpiel games)
+    iterations = 50
+    nash_conv = 0.01              # stop once the mixture's NashConv is at most this
+    [league.psro.solver_params]   # keyword arguments of the solver
+    iterations = 5000
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import Field, field_validator
+
+from msagent.config.base import Section
+
+ORACLES = ("exact", "rl")
+"""``exact``: tabular best responses over information states (OpenSpiel games);
+``rl``: best responses trained with PPO through the league."""
+
+
+class PSROSection(Section):
+    """``[league.psro]``: turns a league run into PSRO.
+
+    Attributes:
+        solver: A meta-solver by name, or ``"script.py:function"`` (relative to the TOML's
+            folder): a function from the payoff tensor to one distribution per population.
+        solver_params: Keyword arguments of a named solver (e.g. ``iterations`` of ``prd``).
+        oracle: ``exact`` (OpenSpiel games) or ``rl``.
+        iterations: PSRO iterations to run (the initial population is iteration 0).
+        nash_conv: Stop once NashConv is at most this (0 disables).
+        symmetric: One population plays every seat (else one population per seat).
+        episodes_per_br: RL oracle: training episodes of each best response.
+        games_per_entry: Sampled meta-game entries: games per entry (the exact oracle
+            computes entries by tree traversal and plays none).
+        checkpoint_every: Iterations between checkpoints (one is also written at the end).
+    """
+
+    solver: str = "nash"
+    solver_params: dict[str, Any] = Field(default_factory=dict)
+    oracle: Literal["exact", "rl"] = "exact"
+    iterations: int = Field(50, ge=0)
+    nash_conv: float = Field(0.0, ge=0)
+    symmetric: bool = False
+    episodes_per_br: int = Field(20_000, ge=1)
+    games_per_entry: int = Field(200, ge=1)
+    checkpoint_every: int = Field(5, ge=1)
+
+    @field_validator("solver")
+    @classmethod
+    def _known_solver(cls, value: str) -> str:
+        """A registered name, or ``file.py:function``."""
+        from msagent.psro.meta_solvers import SOLVERS
+
+        if value in SOLVERS or is_script_ref(value):
+            return value
+        raise ValueError(f"unknown meta-solver {value!r}; expected one of {sorted(SOLVERS)} "
+                         "or 'script.py:function'")
+
+
+def is_script_ref(value: str) -> bool:
+    """Whether ``value`` reads ``something.py:name``."""
+    path, _, name = value.rpartition(":")
+    return path.endswith(".py") and name.isidentifier()

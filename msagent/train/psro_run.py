@@ -1,0 +1,182 @@
+"""``msagent train`` for a config with ``[league.psro]`` and ``oracle = "exact"``: PSRO on an
+OpenSpiel game with tabular best responses, NashConv every iteration, checkpoints, resume.
+
+The exact oracle needs no services: each iteration takes milliseconds of tree passes in this
+process (handing entries to evaluator processes would cost more than computing them).
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from contextlib import nullcontext
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from rich.console import Console
+
+from msagent.config import TrainConfig
+from msagent.config.psro import is_script_ref
+from msagent.errors import ConfigError
+from msagent.psro.exact_oracle import (ExactEvaluator, ExactOracle, TabularMembers,
+                                       mixture_nash_conv)
+from msagent.psro.checkpoint import load_psro_checkpoint, member_tensors, restore_members
+from msagent.psro.game_tree import build_tree
+from msagent.psro.loop import PSRO
+from msagent.psro.meta_solvers import MetaSolver, make_solver, resolve_solver
+from msagent.psro.state import IterationRecord, PSROState
+from msagent.psro.tabular_io import write_policy
+from msagent.rundir import RunDir
+from msagent.telemetry import log_to_file
+from msagent.train.signals import StopSignals
+from msagent.user_scripts import env_factory, script_function
+
+log = logging.getLogger("msagent.train")
+POLICY_FILE = "psro_policy.json"
+"""The meta-strategy mixture, exported at the end of a run (see ``msagent export``)."""
+
+
+def is_psro(cfg: TrainConfig) -> bool:
+    """Whether the config asks for PSRO."""
+    return cfg.league is not None and cfg.league.psro is not None
+
+
+def load_game(cfg: TrainConfig) -> tuple[Any, str]:
+    """The OpenSpiel game the env script makes, and the string that loads it again."""
+    import pyspiel
+
+    game = env_factory(cfg.scripts.env, cfg.env)()
+    if not isinstance(game, pyspiel.Game):
+        raise ConfigError(f"[league.psro] oracle = 'exact' needs an OpenSpiel game, but "
+                          f"{cfg.scripts.env}'s make_env() returned {type(game).__name__}")
+    return game, str(game)
+
+
+def solver_of(cfg: TrainConfig) -> MetaSolver:
+    """The configured meta-solver: by name with its parameters, or the user's function."""
+    spec = cfg.league.psro
+    if is_script_ref(spec.solver):
+        path, _, name = spec.solver.rpartition(":")
+        return resolve_solver(script_function(path, name))
+    try:
+        return make_solver(spec.solver, **spec.solver_params)
+    except (TypeError, ValueError) as exc:
+        raise ConfigError(f"[league.psro] solver_params: {exc}") from exc
+
+
+class PSRORun:
+    """One PSRO run: the loop, its stop criteria, progress, TensorBoard and checkpoints."""
+
+    def __init__(self, cfg: TrainConfig, run_dir: RunDir | None, console: Console) -> None:
+        self.cfg, self.spec, self.run_dir, self.out = cfg, cfg.league.psro, run_dir, console
+        self.game, self.game_string = load_game(cfg)
+        self.tree = build_tree(self.game)
+        self.members = TabularMembers(self.tree)
+        self.writer: Any = None
+
+    def run(self, resume: bool) -> dict[str, Any]:
+        """Iterate until a stop criterion or a signal; checkpoint and export at the end."""
+        state, elapsed = self._restore() if resume else (None, 0.0)
+        psro = PSRO(ExactOracle(self.members), ExactEvaluator(self.members), solver_of(self.cfg),
+                    mixture_nash_conv(self.members), elapsed)
+        if state is None:
+            state = psro.start(self.tree.num_players, self.spec.symmetric)
+            self._report(state.history[-1])
+        with StopSignals() as signals:
+            reason = self._stop_reason(state, signals.received)
+            while reason is None:
+                self._report(psro.step(state))
+                if state.iteration % self.spec.checkpoint_every == 0:
+                    self._checkpoint(state)
+                reason = self._stop_reason(state, signals.received)
+        return self._finish(state, reason)
+
+    def _stop_reason(self, state: PSROState, signal: str | None) -> str | None:
+        """Why to stop now, or None."""
+        last, stop = state.history[-1], self.cfg.run.stop
+        if signal:
+            return signal
+        if state.iteration >= self.spec.iterations:
+            return "iterations"
+        if self.spec.nash_conv and last.nash_conv is not None and \
+                last.nash_conv <= self.spec.nash_conv:
+            return "nash_conv"
+        if stop.time_s and last.wall_s >= stop.time_s:
+            return "time_s"
+        return None
+
+    def _report(self, record: IterationRecord) -> None:
+        """One progress line and the TensorBoard scalars of an iteration."""
+        entropy = [_entropy(np.array(m)) for m in record.meta]
+        self.out.print(f"psro iteration {record.iteration:4d}  population "
+                       f"{'/'.join(map(str, record.sizes))}  NashConv {record.nash_conv:.4f}  "
+                       f"meta entropy {'/'.join(f'{e:.2f}' for e in entropy)}  "
+                       f"{record.wall_s:.1f} s", highlight=False)
+        log.info("psro iteration %d: NashConv %s", record.iteration, record.nash_conv)
+        for tag, value in (("psro/nash_conv", record.nash_conv),
+                           ("psro/population", float(sum(record.sizes))),
+                           ("psro/meta_entropy", float(np.mean(entropy)))):
+            self._scalar(tag, value, record.iteration)
+
+    def _scalar(self, tag: str, value: float | None, step: int) -> None:
+        """Write one TensorBoard scalar (TensorBoard imported on first use)."""
+        if value is None or self.run_dir is None or not self.cfg.logging.tensorboard:
+            return
+        if self.writer is None:
+            from torch.utils.tensorboard import SummaryWriter
+
+            self.writer = SummaryWriter(log_dir=str(self.run_dir.tensorboard_dir))
+        self.writer.add_scalar(tag, value, step)
+
+    def _checkpoint(self, state: PSROState) -> Path | None:
+        """Save the members' policies (safetensors) and the PSRO state (JSON)."""
+        if self.run_dir is None:
+            return None
+        return self.run_dir.save_checkpoint(state.iteration, member_tensors(self.members), {
+            "psro": state.to_json(), "game": self.game_string})
+
+    def _restore(self) -> tuple[PSROState, float]:
+        """The state and members of the newest PSRO checkpoint, checked against the game."""
+        found = load_psro_checkpoint(self.run_dir)
+        if found.state["game"] != self.game_string:
+            raise ConfigError(f"the checkpoint is of {found.state['game']}, but the env script "
+                              f"now makes {self.game_string}")
+        restore_members(self.members, found.tensors)
+        state = PSROState.from_json(found.state["psro"])
+        self.out.print(f"resumed PSRO at iteration {state.iteration} from checkpoint "
+                       f"{found.step}", highlight=False)
+        return state, state.history[-1].wall_s
+
+    def _finish(self, state: PSROState, reason: str) -> dict[str, Any]:
+        """Final checkpoint, the exported mixture, and the result figures."""
+        checkpoint = self._checkpoint(state)
+        if self.writer is not None:
+            self.writer.close()
+        last = state.history[-1]
+        result = {"stop_reason": reason, "iterations": state.iteration,
+                  "nash_conv": last.nash_conv, "population": last.sizes,
+                  "wall_s": round(last.wall_s, 2), "game": self.game_string}
+        if self.run_dir is not None:
+            path = write_policy(self.run_dir.path / POLICY_FILE, self.game_string, self.tree,
+                                self.members.mixture_profile(state))
+            result.update(checkpoint=str(checkpoint), policy_file=str(path))
+        if reason in ("SIGINT", "SIGTERM"):
+            result["signal"] = reason
+        return result
+
+
+def run_psro(cfg: TrainConfig, run_dir: RunDir | None = None, resume: bool = False,
+             console: Console | None = None) -> dict[str, Any]:
+    """Run PSRO as the config's ``[league.psro]`` says; return the final figures."""
+    if cfg.league.psro.oracle != "exact":
+        raise ConfigError("[league.psro] oracle = 'rl' is not available in this version; "
+                          "use oracle = 'exact' (OpenSpiel games)")
+    with log_to_file(run_dir.log_path) if run_dir else nullcontext():
+        return PSRORun(cfg, run_dir, console or Console(soft_wrap=True)).run(resume)
+
+
+def _entropy(p: np.ndarray) -> float:
+    """Shannon entropy (nats) of a distribution."""
+    p = p[p > 0]
+    return float(-(p * np.log(p)).sum()) if p.size else math.nan

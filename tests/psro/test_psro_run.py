@@ -1,0 +1,150 @@
+"""``msagent train`` with ``[league.psro]``, ``--resume`` and ``msagent export``, end to end."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+from open_spiel.python.algorithms import exploitability
+from typer.testing import CliRunner
+
+from msagent.cli import USER_ERROR_EXIT, app
+from msagent.psro.state import PSROState
+from msagent.psro.tabular_io import read_policy, to_openspiel
+from msagent.rundir import RunDir
+
+runner = CliRunner()
+REPO = Path(__file__).resolve().parents[2]
+OPENSPIEL = REPO / "examples" / "openspiel"
+
+
+def psro_toml(root: Path, game: str = "kuhn_poker", psro: str = "", stop: str = "") -> str:
+    """A PSRO config on an OpenSpiel game, run directories under ``root``."""
+    return f"""
+[run]
+name = "psro"
+root = {json.dumps(str(root))}
+{stop}
+[scripts]
+env = {json.dumps(str(OPENSPIEL / "openspiel_env.py"))}
+agent = {json.dumps(str(OPENSPIEL / "openspiel_agent.py"))}
+[env]
+game = "{game}"
+[league.psro]
+checkpoint_every = 2
+{psro}
+"""
+
+
+def train(tmp_path: Path, text: str, *args: str):
+    """``msagent train`` on ``text``; the CLI result and the newest run directory."""
+    config = tmp_path / "psro.toml"
+    config.write_text(text)
+    result = runner.invoke(app, ["train", str(config), *args])
+    runs = sorted((tmp_path / "runs").glob("psro-*"))
+    return result, (runs[-1] if runs else None)
+
+
+def test_kuhn_psro_prints_nash_conv_and_exports_a_policy_openspiel_accepts(tmp_path):
+    result, run_dir = train(tmp_path, psro_toml(tmp_path / "runs", psro="iterations = 12\n"
+                                                                       "nash_conv = 0.001"))
+    assert result.exit_code == 0, result.output
+    lines = [ln for ln in result.output.splitlines() if ln.startswith("psro iteration")]
+    assert len(lines) >= 3 and "NashConv 0.9167" in lines[0]
+    final = json.loads((run_dir / "checkpoints").glob("*.json").__next__().read_text())
+    assert "psro" in final
+    game, tabular = to_openspiel(read_policy(run_dir / "psro_policy.json"))
+    assert exploitability.nash_conv(game, tabular) <= 0.001
+    out = tmp_path / "mixture.json"
+    exported = runner.invoke(app, ["export", str(run_dir), str(out), "--format", "openspiel"])
+    assert exported.exit_code == 0, exported.output
+    game, tabular = to_openspiel(read_policy(out))
+    assert exploitability.nash_conv(game, tabular) <= 0.001
+
+
+def test_resume_continues_with_the_same_population_and_payoffs(tmp_path):
+    text = psro_toml(tmp_path / "runs", "leduc_poker", "iterations = 4")
+    first, run_dir = train(tmp_path, text)
+    assert first.exit_code == 0, first.output
+    before = PSROState.from_json(RunDir.open(run_dir).latest_checkpoint().state["psro"])
+    again, _ = train(tmp_path, text.replace("iterations = 4", "iterations = 6"),
+                     "--resume", str(run_dir))
+    assert again.exit_code == 0, again.output
+    assert "resumed PSRO at iteration 4" in again.output
+    after = PSROState.from_json(RunDir.open(run_dir).latest_checkpoint().state["psro"])
+    assert after.iteration == 6 and [p[:5] for p in after.populations] == before.populations
+    np.testing.assert_array_equal(after.payoffs[:, :5, :5], before.payoffs)
+    assert after.history[:5] == before.history
+    # The same six iterations in one go give the same curve: resume is exact.
+    fresh, _ = train(tmp_path, text.replace("iterations = 4", "iterations = 6"))
+    assert fresh.exit_code == 0
+    straight = PSROState.from_json(RunDir.open(sorted((tmp_path / "runs").glob("psro-*"))[-1])
+                                   .latest_checkpoint().state["psro"])
+    assert [r.nash_conv for r in straight.history] == [r.nash_conv for r in after.history]
+
+
+@pytest.mark.parametrize("psro, message", [
+    ('solver = "fancy"', "unknown meta-solver 'fancy'"),
+    ('oracle = "rl"', "oracle = 'rl' is not available"),
+    ('solver = "prd"\n[league.psro.solver_params]\nsteps = 3', "steps"),
+    ('solver = "missing.py:solve"', "script file not found"),
+])
+def test_bad_psro_settings_are_refused_by_name(tmp_path, psro, message):
+    result, _ = train(tmp_path, psro_toml(tmp_path / "runs", psro=psro))
+    assert result.exit_code == USER_ERROR_EXIT
+    assert message in result.output
+
+
+def test_a_user_meta_solver_script_is_used(tmp_path):
+    (tmp_path / "solvers.py").write_text(
+        "import numpy as np\n"
+        "def first(payoffs):\n"
+        "    return [np.eye(n)[0] for n in payoffs.shape[1:]]\n")
+    result, run_dir = train(tmp_path, psro_toml(tmp_path / "runs", psro='solver = "solvers.py:first"'
+                                                "\niterations = 3"))
+    assert result.exit_code == 0, result.output
+    state = PSROState.from_json(RunDir.open(run_dir).latest_checkpoint().state["psro"])
+    assert all(m[0] == 1.0 for r in state.history for m in r.meta)
+
+
+def test_exact_oracle_refuses_a_game_that_is_not_openspiel(tmp_path):
+    (tmp_path / "env.py").write_text(
+        "import gymnasium as gym\ndef make_env(**kwargs):\n    return gym.make('CartPole-v1')\n")
+    text = psro_toml(tmp_path / "runs").replace(
+        json.dumps(str(OPENSPIEL / "openspiel_env.py")), json.dumps(str(tmp_path / "env.py")))
+    result, _ = train(tmp_path, text)
+    assert result.exit_code == USER_ERROR_EXIT
+    assert "needs an OpenSpiel game" in result.output
+
+
+def test_export_of_a_folder_without_psro_checkpoint_is_refused(tmp_path):
+    result = runner.invoke(app, ["export", str(tmp_path), str(tmp_path / "x.json")])
+    assert result.exit_code == USER_ERROR_EXIT
+    assert "not an msagent run directory" in result.output
+
+
+def test_sigint_stops_cleanly_with_a_checkpoint(tmp_path):
+    config = tmp_path / "psro.toml"
+    config.write_text(psro_toml(tmp_path / "runs", "leduc_poker", "iterations = 100000"))
+    env = {**os.environ, "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0"}
+    proc = subprocess.Popen([sys.executable, "-m", "msagent", "train", str(config)],
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
+    seen = []
+    for line in proc.stdout:
+        seen.append(line)
+        if line.startswith("psro iteration    3"):
+            proc.send_signal(signal.SIGINT)
+            break
+    out = "".join(seen) + proc.stdout.read()
+    assert proc.wait(timeout=60) == 130, out
+    assert "'stop_reason': 'SIGINT'" in out
+    run_dir = sorted((tmp_path / "runs").glob("psro-*"))[-1]
+    state = RunDir.open(run_dir).latest_checkpoint().state
+    assert PSROState.from_json(state["psro"]).iteration >= 3
