@@ -224,7 +224,8 @@ def prepare(cfg: TrainConfig, resume: Path | None, result_json: Path | None,
         from msagent.train.resume import plan_resume
 
         run_dir = RunDir.open(resume)
-        if cfg.league is not None and cfg.league.psro is not None:
+        if cfg.league is not None and cfg.league.psro is not None and \
+                cfg.league.psro.oracle == "exact":
             from msagent.psro.checkpoint import load_psro_checkpoint
 
             return load_psro_checkpoint(run_dir), open_run_dir(cfg, run_dir)
@@ -246,7 +247,8 @@ def open_run_dir(cfg: TrainConfig, run_dir: RunDir | None) -> RunDir:
 
 def run(cfg: TrainConfig, run_dir: RunDir, plan: Any) -> Any:
     """Hand over to training (which logs into the run directory's ``train.log``)."""
-    if cfg.league is not None and cfg.league.psro is not None:
+    if cfg.league is not None and cfg.league.psro is not None and \
+            cfg.league.psro.oracle == "exact":
         from msagent.train.psro_run import run_psro
 
         return run_psro(cfg, run_dir, resume=plan is not None)

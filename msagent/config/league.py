@@ -30,10 +30,12 @@ from msagent.config.base import Section
 from msagent.config.psro import PSROSection
 from msagent.league.matchmaking import WEIGHTINGS
 from msagent.league.settings import (
-    MAIN, ROLE_NAMES, LeagueExploiterSettings, LeagueSettings, MainExploiterSettings,
+    MAIN, PSRO, ROLE_NAMES, LeagueExploiterSettings, LeagueSettings, MainExploiterSettings,
     MainSettings, PlayerSpec, SnapshotSettings,
 )
 
+PSRO_PLAYER = "br"
+"""The player id of PSRO's best response (its snapshots are the population)."""
 _ID = re.compile(r"^[A-Za-z_][A-Za-z0-9_.-]*$")
 """Player ids and bot names: no ``:`` (participant ids use it for versions and bots)."""
 
@@ -185,23 +187,29 @@ class LeagueSection(Section):
         return self
 
     def player_ids(self) -> list[str]:
-        """Every player id, entries with ``count`` expanded."""
+        """Every player id, entries with ``count`` expanded (PSRO: its best response)."""
+        if self.psro is not None:
+            return [PSRO_PLAYER]
         return [pid for entry in self.players for pid in entry.ids()]
 
     def env_shares(self) -> dict[str, int]:
         """Each player's share of the env slots."""
+        if self.psro is not None:
+            return {PSRO_PLAYER: 1}
         return {pid: e.env_share for e in self.players for pid in e.ids()}
 
     def to_settings(self) -> LeagueSettings:
         """The league's settings dataclasses."""
         specs = tuple(PlayerSpec(pid, e.role) for e in self.players for pid in e.ids())
+        if self.psro is not None:
+            specs = (PlayerSpec(PSRO_PLAYER, PSRO),)
         return LeagueSettings(
             players=specs, payoff_decay=self.payoff_decay, min_games=self.min_games,
             elo_k=self.elo_k, match_log_size=self.match_log_size,
             main=MainSettings(**self.roles.main.model_dump()),
             main_exploiter=MainExploiterSettings(**self.roles.main_exploiter.model_dump()),
             league_exploiter=LeagueExploiterSettings(**self.roles.league_exploiter.model_dump()),
-            bots=dict(self.bots),
+            bots=dict(self.bots), psro=self.psro.coordinator_settings() if self.psro else None,
         )
 
 

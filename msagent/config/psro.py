@@ -51,6 +51,13 @@ class PSROSection(Section):
     games_per_entry: int = Field(200, ge=1)
     checkpoint_every: int = Field(5, ge=1)
 
+    def coordinator_settings(self) -> Any:
+        """The league coordinator's :class:`~msagent.psro.coordinator.PSROSettings`."""
+        from msagent.psro.coordinator import PSROSettings
+
+        return PSROSettings(self.solver, tuple(sorted(self.solver_params.items())),
+                            self.iterations, self.episodes_per_br, self.games_per_entry)
+
     @field_validator("solver")
     @classmethod
     def _known_solver(cls, value: str) -> str:

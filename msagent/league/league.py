@@ -25,7 +25,7 @@ from msagent.league.payoff import PayoffTable
 from msagent.league.players import Historical, Player
 from msagent.league.ratings import Elo, OpenSkillRating
 from msagent.league.roles import Role, make_role
-from msagent.league.settings import LeagueSettings
+from msagent.league.settings import PSRO, LeagueSettings
 from msagent.vocabulary import BOT, PLAYER, SNAPSHOT, EpisodeResult, Match, ModelKey, PolicyRef
 
 STATE_VERSION = 1
@@ -47,10 +47,12 @@ class League:
         settings: Players, roles and payoff settings.
         seed: Seed of every random draw (seats, opponents, resets).
         clock: Wall-clock source of timestamps (for tests).
+        num_seats: Seats of the game (PSRO's meta-game has one axis per seat).
     """
 
     def __init__(
-        self, settings: LeagueSettings, seed: int = 0, clock: Callable[[], float] = time.time
+        self, settings: LeagueSettings, seed: int = 0, clock: Callable[[], float] = time.time,
+        num_seats: int = 2,
     ) -> None:
         if not settings.players:
             raise ValueError("a league needs at least one player")
@@ -67,6 +69,11 @@ class League:
         self.rejected = 0
         self._roles = {name: make_role(name, settings) for name in {p.role for p in
                                                                      settings.players}}
+        self.psro = None
+        if settings.psro is not None:
+            from msagent.psro.coordinator import PSROCoordinator
+
+            self.psro = PSROCoordinator(settings.psro, num_seats)
 
     def trainable(self) -> list[str]:
         """Ids of the trainable players, in config order."""
@@ -102,6 +109,8 @@ class League:
                 self.elo.update(learner, opponent, result.outcome)
                 self.openskill.update(learner, opponent, result.outcome)
         self.reported += 1
+        if self.psro is not None and self.players[match.learner.name].role == PSRO:
+            self.psro.count_episode()
         self.match_log.append(self._log_entry(result, match))
 
     def on_update(self, player_id: str, updates: int) -> LeagueOrder:
@@ -121,6 +130,8 @@ class League:
                                                float(self.clock()))
         player.snapshots.append(int(key.version))
         player.updates_at_snapshot, player.parent = int(updates), str(ref)
+        if self.psro is not None and player.role == PSRO:
+            self.psro.on_snapshot(str(ref))
         reset_to = self.role_of(player_id).reset_target(self, player, self.rng)
         if reset_to is not None:
             player.parent, player.resets = str(reset_to), player.resets + 1
@@ -161,15 +172,16 @@ class League:
             "reported": self.reported,
             "rejected": self.rejected,
             "rng": self.rng.bit_generator.state,
+            **({"psro": self.psro.to_json()} if self.psro is not None else {}),
         }
 
     @classmethod
     def from_state_dict(
         cls, settings: LeagueSettings, state: dict[str, Any],
-        clock: Callable[[], float] = time.time,
+        clock: Callable[[], float] = time.time, num_seats: int = 2,
     ) -> League:
         """A league continuing from ``state``; players new in ``settings`` start fresh."""
-        league = cls(settings, 0, clock)
+        league = cls(settings, 0, clock, num_seats)
         league.load_state_dict(state)
         return league
 
@@ -187,6 +199,8 @@ class League:
         self.match_log = deque(state["match_log"], maxlen=self.settings.match_log_size)
         self.reported, self.rejected = int(state["reported"]), int(state["rejected"])
         self.rng.bit_generator.state = state["rng"]
+        if self.psro is not None and "psro" in state:
+            self.psro.load_json(state["psro"])
 
     def _player(self, player_id: str) -> Player:
         """The player ``player_id``, or a ValueError naming the known ones."""

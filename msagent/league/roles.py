@@ -7,16 +7,17 @@ nothing; :class:`msagent.league.league.League` applies its decisions.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Protocol
+from typing import Any, Protocol
 
 import numpy as np
 
-from msagent.league.matchmaking import fictitious_self_play, pfsp, pfsp_weights, self_play
+from msagent.league.matchmaking import (fictitious_self_play, from_distribution, pfsp, pfsp_weights,
+                                        self_play)
 from msagent.league.payoff import PayoffTable
 from msagent.league.players import Historical, Player
 from msagent.league.settings import (
-    LEAGUE_EXPLOITER, MAIN, MAIN_EXPLOITER, ROLE_NAMES, LeagueExploiterSettings, LeagueSettings,
-    MainExploiterSettings, MainSettings, SnapshotSettings,
+    LEAGUE_EXPLOITER, MAIN, MAIN_EXPLOITER, PSRO, ROLE_NAMES, LeagueExploiterSettings,
+    LeagueSettings, MainExploiterSettings, MainSettings, SnapshotSettings,
 )
 from msagent.vocabulary import PolicyRef
 
@@ -27,6 +28,8 @@ class LeagueView(Protocol):
     players: Mapping[str, Player]
     historical: Mapping[str, Historical]
     payoff: PayoffTable
+    psro: Any
+    """The PSRO coordinator (``distribution()``, ``br_due()``), or None."""
 
 
 def historical_refs(view: LeagueView, owner: str | None = None) -> list[PolicyRef]:
@@ -177,8 +180,42 @@ class LeagueExploiterRole(Role):
         return player.first_snapshot()
 
 
+class PSRORole(Role):
+    """PSRO's best response: opponents drawn from the meta-strategy over the population (its
+    snapshots); snapshotted once it has trained its budget against the current one."""
+
+    name = PSRO
+
+    def choose_opponent(
+        self, view: LeagueView, player: Player, rng: np.random.Generator
+    ) -> PolicyRef:
+        """A member drawn from the meta-strategy; self-play before the first one is solved."""
+        dist = view.psro.distribution() if view.psro is not None else {}
+        if not dist:
+            return self_play(player.id)
+        return from_distribution([PolicyRef.parse(k) for k in dist], np.array(list(dist.values())),
+                                 rng)
+
+    def should_snapshot(self, view: LeagueView, player: Player, updates: int) -> bool:
+        """At once (the first member), then whenever the coordinator says the budget is spent."""
+        return not player.snapshots or (view.psro is not None and view.psro.br_due())
+
+    def reset_target(
+        self, view: LeagueView, player: Player, rng: np.random.Generator
+    ) -> PolicyRef | None:
+        """Its initial parameters after every snapshot but the first: each best response is
+        trained from scratch (a network that collapsed onto the previous response learns the
+        next one slowly, if at all)."""
+        return player.first_snapshot() if len(player.snapshots) > 1 else None
+
+    def pfsp_distribution(self, view: LeagueView, player: Player) -> dict[str, float]:
+        """The meta-strategy it samples from."""
+        return view.psro.distribution() if view.psro is not None else {}
+
+
 ROLES: dict[str, type[Role]] = {
     MAIN: MainRole, MAIN_EXPLOITER: MainExploiterRole, LEAGUE_EXPLOITER: LeagueExploiterRole,
+    PSRO: PSRORole,
 }
 """Role classes by name."""
 

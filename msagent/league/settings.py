@@ -7,11 +7,14 @@ can also be built directly (tests, notebooks) and carry the same defaults.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from msagent.vocabulary import PolicyId
 
 MAIN, MAIN_EXPLOITER, LEAGUE_EXPLOITER = "main", "main_exploiter", "league_exploiter"
 ROLE_NAMES = (MAIN, MAIN_EXPLOITER, LEAGUE_EXPLOITER)
+PSRO = "psro"
+"""The role of the best response PSRO trains (made by ``[league.psro]``, not listed by users)."""
 """The roles a player can have."""
 
 
@@ -92,6 +95,7 @@ class LeagueSettings:
         match_log_size: Newest reported matches kept in the match log.
         main, main_exploiter, league_exploiter: Each role's settings.
         bots: Scripted bots by name -> script path (as written in the config).
+        psro: PSRO with an RL oracle (the player ``br`` in role ``psro``), or None.
     """
 
     players: tuple[PlayerSpec, ...] = (PlayerSpec("main", MAIN),)
@@ -103,9 +107,14 @@ class LeagueSettings:
     main_exploiter: MainExploiterSettings = field(default_factory=MainExploiterSettings)
     league_exploiter: LeagueExploiterSettings = field(default_factory=LeagueExploiterSettings)
     bots: dict[str, str] = field(default_factory=dict)
+    psro: Any = None
+    """A :class:`msagent.psro.coordinator.PSROSettings` (typed loosely: league does not import
+    psro, which imports scipy)."""
 
     def role_settings(self, role: str) -> SnapshotSettings:
         """The settings of ``role``."""
+        if role == PSRO:
+            return SnapshotSettings()
         if role not in ROLE_NAMES:
             raise ValueError(f"unknown role {role!r}; known: {list(ROLE_NAMES)}")
         return getattr(self, role)

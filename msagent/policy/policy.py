@@ -210,6 +210,18 @@ class Policy:
                 actions, logp = self._act_discrete(out, action_mask, deterministic)
         return ActOutput(actions.numpy(), logp.numpy(), value.numpy())
 
+    def action_probs(self, obs: np.ndarray, action_mask: np.ndarray | None = None) -> np.ndarray:
+        """``[N, A]`` probabilities of each discrete action (zero where masked): the policy as a
+        table, e.g. to measure its exploitability exactly."""
+        if self.action_spec.continuous:
+            raise ValueError("action_probs needs a discrete action space")
+        with torch.inference_mode():
+            logits = self.model.actor(self._obs_tensor(obs))
+            if action_mask is not None:
+                mask = torch.from_numpy(np.asarray(action_mask, dtype=bool))
+                logits = ops.masked_logits(logits, mask)
+            return torch.softmax(logits.double(), dim=-1).numpy()
+
     def _forward_inference(self, x: Tensor) -> tuple[Tensor, Tensor]:
         """Actor outputs and values, through the fused MLP when the towers allow it."""
         if not self._fused.supported:

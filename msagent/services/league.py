@@ -9,13 +9,16 @@ Redis model pool the state is also mirrored to Redis (``league_mirror``) for oth
 from __future__ import annotations
 
 import threading
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from msagent.league import League, LeagueOrder
 from msagent.league.settings import LeagueSettings
 from msagent.runtime import register
 from msagent.services.league_mirror import LeagueMirror
 from msagent.vocabulary import EpisodeResult, Match, ModelKey
+
+if TYPE_CHECKING:
+    from msagent.psro.coordinator import EvalTask
 
 
 class LeagueService:
@@ -25,8 +28,8 @@ class LeagueService:
                  state: dict[str, Any] | None = None, mirror_url: str = "",
                  namespace: str = "") -> None:
         self.num_seats = num_seats
-        self.league = League.from_state_dict(settings, state) if state else League(settings,
-                                                                                   seed)
+        self.league = (League.from_state_dict(settings, state, num_seats=num_seats) if state
+                       else League(settings, seed, num_seats=num_seats))
         self._lock = threading.Lock()
         redis_url = mirror_url.startswith(("redis://", "rediss://", "unix://"))
         self.mirror = LeagueMirror(mirror_url, namespace) if redis_url else None
@@ -58,6 +61,31 @@ class LeagueService:
         """Add a learner's frozen snapshot to the league; whether (and to what) to reset."""
         with self._lock:
             return self.league.add_snapshot(player_id, key, updates)
+
+    @register(concurrent=True)
+    def next_eval_task(self) -> EvalTask | None:
+        """PSRO: games to play for one meta-game entry, or None."""
+        with self._lock:
+            return self.league.psro.next_task() if self.league.psro is not None else None
+
+    @register(concurrent=True)
+    def report_eval(self, task: int, seat_returns: list[list[float]], exact: bool = False) -> bool:
+        """PSRO: the returns per seat of a task's games, or its exact expected returns (False:
+        the task was not pending)."""
+        with self._lock:
+            return self.league.psro.report(task, seat_returns, exact)
+
+    @register(concurrent=True)
+    def psro_view(self) -> dict[str, Any] | None:
+        """PSRO: the state (population, meta-game, history) as plain data, or None."""
+        with self._lock:
+            return self.league.psro.to_json() if self.league.psro is not None else None
+
+    @register(concurrent=True)
+    def record_nash_conv(self, iteration: int, value: float) -> None:
+        """PSRO: the NashConv the driver computed for an iteration."""
+        with self._lock:
+            self.league.psro.record_nash_conv(iteration, value)
 
     @register(concurrent=True)
     def summary(self) -> dict[str, Any]:

@@ -35,6 +35,10 @@ def league_rows(view: dict[str, Any] | None) -> list[tuple[str, str]]:
     for pid, p in view.get("players", {}).items():
         out.append((f"{pid} ({p['role']})", f"elo {p['elo']:.0f}  win {_number(p['win_rate'])}"
                                             f"  snapshots {p['snapshots']}"))
+    if view.get("psro"):
+        p = view["psro"]
+        out.append(("psro", f"iteration {p['iteration']}  NashConv {_number(p['nash_conv'])}  "
+                            f"population {p['population']}"))
     for opponent, e in view.get("eval", {}).items():
         out.append((f"eval vs {opponent}", f"{_number(e['win_rate'])} of {e['games']} games"))
     return out

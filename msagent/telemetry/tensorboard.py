@@ -52,6 +52,11 @@ class ScalarWriter:
             out += league_scalars(snapshot["league"])
         return out
 
+    def add(self, tag: str, value: float, step: int) -> None:
+        """Write one scalar outside snapshots (e.g. PSRO's NashConv per iteration)."""
+        if self.enabled:
+            self._open().add_scalar(tag, value, step)
+
     def flush(self) -> None:
         """Push buffered events to disk."""
         if self._writer is not None:

@@ -43,7 +43,8 @@ def run_training(cfg: TrainConfig, run_dir: RunDir | None = None,
     stops only the services it launched, leaving the backend (and its Ray) running.
     ``resume`` is True (find the checkpoint here) or the plan the CLI already checked.
     """
-    if cfg.league is not None and cfg.league.psro is not None:
+    if cfg.league is not None and cfg.league.psro is not None and \
+            cfg.league.psro.oracle == "exact":
         from msagent.train.psro_run import run_psro
 
         return run_psro(cfg, run_dir, resume=bool(resume))
@@ -122,7 +123,7 @@ class Driver:
                                    else None)
         self._next_checkpoint = self._checkpoint_due()
         self._first_step: float | None = None
-        self.league = (LeagueWatch(services, cfg.run.stop.eval_games)
+        self.league = (LeagueWatch(services, cfg.run.stop.eval_games, cfg, self.writer.add)
                        if services.league is not None else None)
 
     def train(self) -> dict[str, Any]:
@@ -169,7 +170,8 @@ class Driver:
         if self.signals.received:
             log.warning("%s received: stopping cleanly", self.signals.received)
             return f"interrupted by {self.signals.received}"
-        return stop_reason(snap, self.cfg.run.stop)
+        psro = self.league.psro.stop_reason() if self.league and self.league.psro else None
+        return psro or stop_reason(snap, self.cfg.run.stop)
 
     def _collect(self) -> None:
         """Supervise, then move episodes, env steps and learner statistics into the metrics."""

@@ -22,8 +22,14 @@ SUMMARY_EVERY_S = 2.0
 class LeagueWatch:
     """Polls the league and the evaluator; ``view`` is what the progress display shows."""
 
-    def __init__(self, services: Services, eval_window: int = 200) -> None:
+    def __init__(self, services: Services, eval_window: int = 200, cfg: Any = None,
+                 scalar: Any = None) -> None:
         self.services = services
+        self.psro = None
+        if cfg is not None and cfg.league.psro is not None:
+            from msagent.train.psro_watch import PSROWatch
+
+            self.psro = PSROWatch(cfg, self._call, scalar)
         self.board = EvalBoard(eval_window)
         self.summary: dict[str, Any] = {}
         self._next_summary = 0.0
@@ -38,11 +44,15 @@ class LeagueWatch:
         if time.monotonic() >= self._next_summary:
             self.summary = self._call("summary")
             self.summary["versions"] = {p: s["version"] for p, s in learner_stats.items()}
+            if self.psro is not None:
+                self.psro.poll()
             self._next_summary = time.monotonic() + SUMMARY_EVERY_S
 
     def view(self) -> dict[str, Any]:
         """Players (Elo, win rate vs targets, snapshots), population, evaluation win rates."""
-        return {**self.summary, "eval": self.board.win_rates(), "eval_rows": self.board.rows()}
+        psro = {"psro": self.psro.view()} if self.psro is not None else {}
+        return {**self.summary, "eval": self.board.win_rates(), "eval_rows": self.board.rows(),
+                **psro}
 
     def checkpoint(self, run_dir: RunDir, progress: dict[str, Any], run: dict[str, Any]) -> int:
         """One atomic checkpoint of every learner and the league; its step (total updates)."""
@@ -58,11 +68,11 @@ class LeagueWatch:
         return {"league": {"players": {p: {"updates": s["updates"], "version": s["version"]}
                                        for p, s in learners.items()},
                            "summary": self._call("summary"), "eval": self.board.rows(),
-                           **report}}
+                           **report}, **(self.psro.result() if self.psro is not None else {})}
 
-    def _call(self, method: str) -> Any:
+    def _call(self, method: str, *args: Any) -> Any:
         """A call to the league service (its death is named as such)."""
-        found = list(self.services.league.call_each(method).values())
+        found = list(self.services.league.call_each(method, *args).values())
         if not found:
             self.services.league.reap()
             raise ServiceDiedError(f"service {self.services.league.name} died")

@@ -118,8 +118,15 @@ def _learner_settings(cfg: TrainConfig, run: wiring.RunInfo, player: str, table:
 
 
 def _start_evaluator(cfg: TrainConfig, start, player: str) -> ServiceHandle | None:
-    """The evaluator against the configured opponents (default: every bot), if any."""
+    """The evaluator against the configured opponents (default: every bot), if any; PSRO's
+    meta-game evaluators in a PSRO run."""
     ev = cfg.services.evaluator
+    if cfg.league.psro is not None:
+        from msagent.services.meta_evaluator import MetaEvaluator, MetaEvaluatorSettings
+
+        settings = MetaEvaluatorSettings(wiring.policy_scripts(cfg), ev.num_envs,
+                                         cfg.services.inference.cache_size)
+        return start(MetaEvaluator, num=ev.num, resources=wiring._res(ev), args=(settings,))
     opponents = list(ev.opponents) or [f"bot:{name}" for name in cfg.league.bots]
     if ev.num == 0 or not opponents:
         return None

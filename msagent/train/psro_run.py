@@ -168,10 +168,7 @@ class PSRORun:
 
 def run_psro(cfg: TrainConfig, run_dir: RunDir | None = None, resume: bool = False,
              console: Console | None = None) -> dict[str, Any]:
-    """Run PSRO as the config's ``[league.psro]`` says; return the final figures."""
-    if cfg.league.psro.oracle != "exact":
-        raise ConfigError("[league.psro] oracle = 'rl' is not available in this version; "
-                          "use oracle = 'exact' (OpenSpiel games)")
+    """Run PSRO with the exact oracle as ``[league.psro]`` says; return the final figures."""
     with log_to_file(run_dir.log_path) if run_dir else nullcontext():
         return PSRORun(cfg, run_dir, console or Console(soft_wrap=True)).run(resume)
 

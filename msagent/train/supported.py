@@ -15,10 +15,14 @@ def check_supported(cfg: TrainConfig) -> None:
     """Refuse configurations this version cannot run, naming the key."""
     sv = cfg.services
     if cfg.league is not None and cfg.league.psro is not None:
-        if cfg.league.psro.oracle != "exact":
-            raise ConfigError("league.psro.oracle = 'rl' is not available in this version; "
-                              "use oracle = 'exact' (OpenSpiel games)")
-        return
+        if cfg.league.psro.oracle == "exact":
+            return
+        if not cfg.league.psro.symmetric:
+            raise ConfigError("league.psro.oracle = 'rl' trains one best response that plays "
+                              "every seat: set league.psro.symmetric = true")
+        if sv.evaluator.num < 1:
+            raise ConfigError("league.psro.oracle = 'rl' needs services.evaluator.num >= 1 to "
+                              "fill the meta-game")
     if cfg.league is not None and sv.learner.sync:
         raise ConfigError("services.learner.sync must be false with a [league]: each player's "
                           "learner updates on its own, so actors cannot wait for all of them; "

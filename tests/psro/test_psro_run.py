@@ -92,7 +92,8 @@ def test_resume_continues_with_the_same_population_and_payoffs(tmp_path):
 
 @pytest.mark.parametrize("psro, message", [
     ('solver = "fancy"', "unknown meta-solver 'fancy'"),
-    ('oracle = "rl"', "oracle = 'rl' is not available"),
+    ('oracle = "rl"', "set league.psro.symmetric = true"),
+    ('oracle = "rl"\nsymmetric = true\n[services.evaluator]\nnum = 0', "services.evaluator.num >= 1"),
     ('solver = "prd"\n[league.psro.solver_params]\nsteps = 3', "steps"),
     ('solver = "missing.py:solve"', "script file not found"),
 ])

@@ -74,7 +74,7 @@ class OpenSpielAdapter:
             return Turn((), {}, None, rewards, terminated=True)
         self._masks = self._legal_masks(state)
         self._to_act = tuple(self._masks)
-        obs = {p: self._observe(state, p) for p in self._to_act}
+        obs = {p: self.observe(state, p) for p in self._to_act}
         return Turn(self._to_act, obs, self._masks, rewards)
 
     def _legal_masks(self, state: Any) -> dict[int, np.ndarray]:
@@ -90,8 +90,9 @@ class OpenSpielAdapter:
                 masks[p] = mask_of(legal, self._num_actions)
         return masks
 
-    def _observe(self, state: Any, player: int) -> np.ndarray:
-        """The player's information-state (or observation) tensor as float32."""
+    def observe(self, state: Any, player: int) -> np.ndarray:
+        """The player's information-state (or observation) tensor as float32 (what the seat
+        sees; also used to turn a policy into a table over information states)."""
         tensor = (state.information_state_tensor(player) if self._info_state
                   else state.observation_tensor(player))
         return np.asarray(tensor, dtype=np.float32).reshape(self.observation_space.shape)

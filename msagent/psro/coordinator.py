@@ -1,0 +1,175 @@
+"""PSRO with an RL oracle, as the league's coordinator runs it (pure, no services).
+
+The best response is a trainable league player; its snapshots are the population (one
+population whose members play every seat). The cycle::
+
+    league snapshots the best response   -> on_snapshot(ref): a member joins, entry tasks queue
+    evaluators: next_task() ... report()   -> entries fill (sampled games, with 95 % CI)
+    the last entry of the iteration fills -> the meta-game is solved; the best response now
+                                             draws opponents from the meta-strategy
+    episodes_per_br training games later  -> br_due(): the league snapshots it again
+"""
+
+from __future__ import annotations
+
+import time
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from msagent.psro.meta_solvers import MetaSolver, make_solver, resolve_solver
+from msagent.psro.state import Entry, IterationRecord, PSROState
+
+TASK_TIMEOUT_S = 300.0
+"""An evaluation task not reported after this long is handed out again (its evaluator died)."""
+
+
+@dataclass(frozen=True)
+class PSROSettings:
+    """What the coordinator needs of ``[league.psro]``.
+
+    Attributes:
+        solver: A registered meta-solver name or ``/abs/path.py:function``.
+        solver_params: Keyword arguments of a named solver.
+        iterations: Iterations after which no further best response is snapshotted.
+        episodes_per_br: Training games of the best response per iteration.
+        games_per_entry: Evaluation games per meta-game entry.
+    """
+
+    solver: str = "nash"
+    solver_params: tuple[tuple[str, Any], ...] = ()
+    iterations: int = 50
+    episodes_per_br: int = 20_000
+    games_per_entry: int = 200
+
+    def make_solver(self) -> MetaSolver:
+        """The meta-solver these settings name (a user's script is imported here)."""
+        if ":" in self.solver and self.solver.rpartition(":")[0].endswith(".py"):
+            from msagent.user_scripts import script_function
+
+            path, _, name = self.solver.rpartition(":")
+            return resolve_solver(script_function(path, name))
+        return make_solver(self.solver, **dict(self.solver_params))
+
+
+@dataclass(frozen=True)
+class EvalTask:
+    """Games to play for one meta-game entry: ``seats[s]`` is a member's participant id."""
+
+    task: int
+    entry: Entry
+    seats: tuple[str, ...]
+    games: int
+
+
+class PSROCoordinator:
+    """Population, meta-game, evaluation tasks and the best response's episode budget."""
+
+    def __init__(self, settings: PSROSettings, num_players: int,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        self.settings, self.clock = settings, clock
+        self.solver = settings.make_solver()
+        self.state = PSROState(num_players, True, [[]])
+        self.queue: deque[EvalTask] = deque()
+        self.in_flight: dict[int, tuple[EvalTask, float]] = {}
+        self.next_id = 0
+        self.episodes = self.episodes_mark = self.eval_games = 0
+        self.solved = False
+        self.elapsed_before, self.started = 0.0, clock()
+
+    def on_snapshot(self, ref: str) -> None:
+        """A new best response (or the first member) joins; its entries are queued."""
+        self.state.add_members([ref])
+        self.solved = False
+        self._queue_missing()
+
+    def count_episode(self, n: int = 1) -> None:
+        """The best response finished ``n`` training games."""
+        self.episodes += n
+
+    def br_due(self) -> bool:
+        """Whether the best response has trained its budget against the current meta-strategy."""
+        return (self.solved and self.state.iteration < self.settings.iterations
+                and self.episodes - self.episodes_mark >= self.settings.episodes_per_br)
+
+    def distribution(self) -> dict[str, float]:
+        """Member participant id -> probability under the current meta-strategy ({} before)."""
+        if not self.state.meta:
+            return {}
+        return dict(zip(self.state.populations[0], map(float, self.state.meta[0])))
+
+    def next_task(self) -> EvalTask | None:
+        """An evaluation task (timed-out ones first), or None when there is nothing to play."""
+        now = self.clock()
+        for task_id, (task, since) in list(self.in_flight.items()):
+            if now - since > TASK_TIMEOUT_S:
+                self.in_flight[task_id] = (task, now)
+                return task
+        if not self.queue:
+            return None
+        task = self.queue.popleft()
+        self.in_flight[task.task] = (task, now)
+        return task
+
+    def report(self, task_id: int, seat_returns: list[list[float]], exact: bool = False) -> bool:
+        """Fill a task's entry from its games' returns per seat (``exact``: one row of exact
+        expected returns, no games); False for unknown tasks."""
+        task = self.in_flight.pop(task_id, None)
+        if task is None:
+            return False
+        returns = np.asarray(seat_returns, dtype=float).reshape(-1, self.state.num_players)
+        if len(returns) == 0 or not np.isfinite(returns).all():
+            raise ValueError(f"task {task_id}: expected finite returns of "
+                             f"{self.state.num_players} seats, got {seat_returns!r}")
+        games = 0 if exact else len(returns)
+        halfwidth = 0.0 if exact else 1.96 * returns.std(axis=0, ddof=1 if games > 1 else 0) / \
+            np.sqrt(games)
+        self.state.fill(task[0].entry, returns.mean(axis=0), halfwidth, games)
+        self.eval_games += games
+        if not self.state.missing() and not self.solved:
+            self._solve()
+        return True
+
+    def record_nash_conv(self, iteration: int, value: float) -> None:
+        """Attach the NashConv the driver computed to an iteration's record."""
+        for record in self.state.history:
+            if record.iteration == iteration:
+                record.nash_conv = float(value)
+
+    def to_json(self) -> dict[str, Any]:
+        """Plain data; tasks in flight are not kept (their entries are queued again on load)."""
+        return {"state": self.state.to_json(), "episodes": self.episodes,
+                "episodes_mark": self.episodes_mark, "eval_games": self.eval_games,
+                "solved": self.solved, "elapsed_s": self.elapsed()}
+
+    def load_json(self, data: dict[str, Any]) -> None:
+        """Continue from :meth:`to_json`'s data."""
+        self.state = PSROState.from_json(data["state"])
+        self.episodes, self.episodes_mark = int(data["episodes"]), int(data["episodes_mark"])
+        self.eval_games, self.solved = int(data["eval_games"]), bool(data["solved"])
+        self.elapsed_before, self.started = float(data["elapsed_s"]), self.clock()
+        self.queue.clear()
+        self.in_flight.clear()
+        self._queue_missing()
+
+    def elapsed(self) -> float:
+        """Seconds of PSRO so far, over resumes."""
+        return self.elapsed_before + self.clock() - self.started
+
+    def _queue_missing(self) -> None:
+        """One task per missing entry."""
+        for entry in self.state.missing():
+            self.queue.append(EvalTask(self.next_id, entry, self.state.members(entry),
+                                       self.settings.games_per_entry))
+            self.next_id += 1
+
+    def _solve(self) -> None:
+        """Solve the meta-game; the iteration is recorded and the next budget starts."""
+        self.state.meta = [self.solver(self.state.meta_game())[0]]
+        self.state.history.append(IterationRecord(
+            len(self.state.history), self.state.sizes(), [self.state.meta[0].tolist()], None,
+            self.elapsed(), self.episodes, self.eval_games))
+        self.episodes_mark, self.solved = self.episodes, True

@@ -1,0 +1,100 @@
+"""Neural policies as tabular ones over an OpenSpiel game's information states, so the exact
+tools can measure a mixture of trained networks (NashConv, export)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from msagent.envs.adapters.openspiel import OpenSpielAdapter
+from msagent.psro import exact
+from msagent.psro.game_tree import GameTree
+
+
+class InfostateInputs:
+    """What each seat observes at each of its information states, and the legal actions.
+
+    Built once per game by replaying one history of every information state through the same
+    adapter the env workers use, so the networks see exactly what they saw in training.
+    """
+
+    def __init__(self, game: Any, tree: GameTree) -> None:
+        adapter = OpenSpielAdapter(game)
+        self.obs: list[np.ndarray] = []
+        for player, histories in enumerate(tree.histories):
+            rows = [adapter.observe(_replay(game, h), player) for h in histories]
+            self.obs.append(np.stack(rows) if rows else np.zeros((0,)))
+        self.legal = tree.legal
+
+    def table(self, policy: Any, player: int) -> np.ndarray:
+        """The policy's action probabilities at every information state of ``player``."""
+        probs = policy.action_probs(self.obs[player], self.legal[player])
+        probs = np.where(self.legal[player], probs, 0.0)
+        return probs / probs.sum(axis=1, keepdims=True)
+
+
+def _replay(game: Any, history: list[int]) -> Any:
+    """The state reached by playing ``history`` from the start."""
+    state = game.new_initial_state()
+    for action in history:
+        state.apply_action(action)
+    return state
+
+
+class NetworkTables:
+    """Population members (networks, by participant id) as tables over information states.
+
+    Args:
+        game: The sequential OpenSpiel game.
+        policy: A policy of the game's shape, whose weights are swapped per member.
+        pull: Member participant id -> weights (from the model pool).
+    """
+
+    def __init__(self, game: Any, policy: Any, pull: Callable[[str], Any]) -> None:
+        from msagent.psro.game_tree import build_tree
+
+        self.tree = build_tree(game)
+        self.inputs = InfostateInputs(game, self.tree)
+        self.policy, self.pull = policy, pull
+        self.tables: dict[str, list[np.ndarray]] = {}
+
+    def member(self, member: str) -> list[np.ndarray]:
+        """One table per seat of a member's network (its weights pulled once)."""
+        if member not in self.tables:
+            self.policy.set_weights(self.pull(member))
+            self.tables[member] = [self.inputs.table(self.policy, s)
+                                   for s in range(self.tree.num_players)]
+        return self.tables[member]
+
+    def entry(self, seats: Sequence[str]) -> np.ndarray:
+        """Exact expected returns per seat with member ``seats[s]`` in seat ``s``."""
+        profile = [self.member(m)[s] for s, m in enumerate(seats)]
+        return exact.expected_returns(self.tree, profile)
+
+    def mixture(self, members: Sequence[str], meta: np.ndarray) -> list[np.ndarray]:
+        """The meta-strategy mixture of ``members``, one tabular policy per seat."""
+        tables = [self.member(m) for m in members]
+        return [exact.mixture(self.tree, s, [t[s] for t in tables], meta)
+                for s in range(self.tree.num_players)]
+
+    def nash_conv(self, members: Sequence[str], meta: np.ndarray) -> float:
+        """NashConv of the mixture."""
+        return exact.nash_conv(self.tree, self.mixture(members, meta))
+
+
+def exact_tables_possible(game: Any) -> str | None:
+    """None when the game allows exact tables (a sequential OpenSpiel game), else why not."""
+    try:
+        import pyspiel
+    except ImportError:
+        return "OpenSpiel is not installed"
+    if not isinstance(game, pyspiel.Game):
+        return "the game is not an OpenSpiel game"
+    kind = game.get_type()
+    if kind.dynamics != pyspiel.GameType.Dynamics.SEQUENTIAL:
+        return "the game has simultaneous moves"
+    if not kind.provides_information_state_string:
+        return "the game has no information-state strings"
+    return None

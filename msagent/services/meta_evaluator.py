@@ -1,0 +1,88 @@
+"""PSRO's meta-game evaluator: takes entry tasks from the league and reports each entry's
+payoffs per seat: exact expected returns by tree traversal for sequential OpenSpiel games,
+else the returns of sampled games between the frozen members (batched, no fragments).
+Several instances split the new entries of an iteration between them."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from msagent.envs.match_games import play_seating
+from msagent.runtime import Solver, current_instance, register
+from msagent.services.acting import Acting
+from msagent.psro.neural import NetworkTables, exact_tables_possible
+from msagent.services.inference import PolicyScripts, pull_weights
+from msagent.services.league_client import LEAGUE_SERVICE
+from msagent.services.looping import Looping
+from msagent.user_scripts import build_policy, env_factory, game_factory
+from msagent.vocabulary import PolicyRef
+
+IDLE_S = 0.2
+"""Rest between polls while the league has no task."""
+
+
+@dataclass
+class MetaEvaluatorSettings:
+    """How the entries are played.
+
+    Attributes:
+        scripts: The user's env and agent scripts.
+        num_envs: Games played side by side.
+        cache_size: Members' policies kept in the LRU cache.
+        exact: For sequential OpenSpiel games, compute entries by tree traversal (no games).
+    """
+
+    scripts: PolicyScripts
+    num_envs: int = 16
+    cache_size: int = 64
+    exact: bool = True
+
+
+class MetaEvaluator(Looping):
+    """Plays meta-game entries until stopped; ``games`` counts what it played."""
+
+    def __init__(self, settings: MetaEvaluatorSettings) -> None:
+        super().__init__()
+        self.s = settings
+        self.service, self.index = current_instance()
+        self.games = 0
+
+    @register(concurrent=True)
+    def drain(self) -> dict:
+        """Games played so far and the error if the loop failed (the driver's supervision)."""
+        return {"results": [], "games": self.games, "error": self.error}
+
+    def _loop(self) -> None:
+        """Ask for a task, play it, report it; rest while there is none."""
+        sc = self.s.scripts
+        seed = sc.seed + 104729 * (self.index + 1)
+        acting = Acting([], lambda: build_policy(sc.env_script, sc.agent_script, sc.env_params,
+                                                 seed), {}, self.s.cache_size, False)
+        tables = self._tables(seed)
+        make = game_factory(sc.env_script, sc.env_params)
+        envs = [make() for _ in range(self.s.num_envs)] if tables is None else []
+        league = Solver()
+        while not self._stop.is_set():
+            task = league.retrieve(LEAGUE_SERVICE, "next_eval_task")
+            if task is None:
+                self._stop.wait(IDLE_S)
+            elif tables is not None:
+                league.retrieve(LEAGUE_SERVICE, "report_eval", task.task,
+                                [tables.entry(task.seats).tolist()], True)
+            else:
+                seats = [PolicyRef.parse(s) for s in task.seats]
+                returns = play_seating(envs, acting, seats, task.games, seed + 7 * task.task)
+                league.retrieve(LEAGUE_SERVICE, "report_eval", task.task, returns)
+                self.games += len(returns)
+
+    def _tables(self, seed: int) -> NetworkTables | None:
+        """Exact entries by tree traversal where the game allows it (else None: sampled)."""
+        sc = self.s.scripts
+        game = env_factory(sc.env_script, sc.env_params)()
+        if not self.s.exact or exact_tables_possible(game) is not None:
+            return None
+        try:
+            policy = build_policy(sc.env_script, sc.agent_script, sc.env_params, seed)
+            return NetworkTables(game, policy, lambda m: pull_weights(PolicyRef.parse(m).key))
+        except ValueError:
+            return None

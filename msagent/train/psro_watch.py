@@ -1,0 +1,100 @@
+"""The driver's view of PSRO with the RL oracle: each solved iteration's NashConv (for
+sequential OpenSpiel games: the members' networks turned into tables over information states,
+mixed by the meta-strategy, measured exactly), its progress line, TensorBoard scalars and
+stop rule."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+import numpy as np
+
+from msagent.config import TrainConfig
+from msagent.psro.neural import NetworkTables, exact_tables_possible
+from msagent.psro.state import IterationRecord, PSROState
+from msagent.services.inference import pull_weights
+from msagent.user_scripts import build_policy, env_factory
+from msagent.vocabulary import PolicyRef
+
+log = logging.getLogger("msagent.train")
+
+
+def tables_for(cfg: TrainConfig, seed: int) -> NetworkTables | None:
+    """Members as tables when the game allows it (a small sequential OpenSpiel game)."""
+    sc = cfg.scripts
+    game = env_factory(sc.env, cfg.env)()
+    why = exact_tables_possible(game)
+    if why is None:
+        try:
+            policy = build_policy(sc.env, sc.agent, cfg.env, seed)
+            return NetworkTables(game, policy, lambda m: pull_weights(PolicyRef.parse(m).key))
+        except ValueError as exc:  # too large, info states of uneven depth, ...
+            why = str(exc)
+    log.warning("PSRO: NashConv is not computed and entries are sampled: %s", why)
+    return None
+
+
+class PSROWatch:
+    """Follows the league's PSRO state; measures and reports each newly solved iteration."""
+
+    def __init__(self, cfg: TrainConfig, league_call, scalar) -> None:
+        self.spec, self.call, self.scalar = cfg.league.psro, league_call, scalar
+        self.meter = tables_for(cfg, cfg.run.seed)
+        self.state: PSROState | None = None
+        self.reported = -1
+
+    def poll(self) -> None:
+        """Fetch the PSRO state; measure and report iterations solved since the last poll."""
+        view = self.call("psro_view")
+        self.state = PSROState.from_json(view["state"])
+        for record in self.state.history[self.reported + 1:]:
+            if record.nash_conv is None and self.meter is not None:
+                members = self.state.populations[0][:record.sizes[0]]
+                record.nash_conv = self.meter.nash_conv(members, np.array(record.meta[0]))
+                self.call("record_nash_conv", record.iteration, record.nash_conv)
+            self._report(record)
+            self.reported = record.iteration
+
+    def stop_reason(self) -> str | None:
+        """``psro_iterations`` or ``nash_conv`` once reached, else None."""
+        last = self.last()
+        if last is None:
+            return None
+        if self.spec.nash_conv and last.nash_conv is not None and \
+                last.nash_conv <= self.spec.nash_conv:
+            return "nash_conv"
+        return "psro_iterations" if last.iteration >= self.spec.iterations else None
+
+    def last(self) -> IterationRecord | None:
+        """The newest reported iteration."""
+        if self.state is None or self.reported < 0:
+            return None
+        return self.state.history[self.reported]
+
+    def view(self) -> dict[str, Any]:
+        """For the progress display."""
+        last = self.last()
+        return {} if last is None else {"iteration": last.iteration, "nash_conv": last.nash_conv,
+                                        "population": last.sizes[0],
+                                        "episodes": last.episodes}
+
+    def result(self) -> dict[str, Any]:
+        """The PSRO part of the final result."""
+        last = self.last()
+        return {} if last is None else {"psro": {
+            "iterations": last.iteration, "nash_conv": last.nash_conv,
+            "population": last.sizes[0], "br_episodes": last.episodes,
+            "eval_games": last.eval_games,
+            "curve": [[r.iteration, r.episodes, r.nash_conv] for r in self.state.history]}}
+
+    def _report(self, record: IterationRecord) -> None:
+        """Progress line, log line and scalars of one iteration."""
+        nash = "n/a" if record.nash_conv is None else f"{record.nash_conv:.4f}"
+        print(f"psro iteration {record.iteration:4d}  population {record.sizes[0]}  "
+              f"NashConv {nash}  br episodes {record.episodes:,}  eval games "
+              f"{record.eval_games:,}  {record.wall_s:.1f} s", flush=True)
+        log.info("psro iteration %d: NashConv %s", record.iteration, nash)
+        if record.nash_conv is not None:
+            self.scalar("psro/nash_conv", record.nash_conv, record.episodes)
+        self.scalar("psro/population", float(record.sizes[0]), record.episodes)
