@@ -1,7 +1,11 @@
 """PSRO benchmark: msagent's PSRO against OpenSpiel's own ``psro_v2``, NashConv against time.
 
 Run: ``python benchmarks/psro.py [--game leduc_poker] [--target 0.74] [--seed 1]``
-(needs ``pip install -e .[bench]`` for OpenSpiel's Nash solver, cvxpy).
+(needs ``pip install -e .[bench]`` for OpenSpiel's Nash solver, cvxpy), or
+``python benchmarks/psro.py --oracle rl --game kuhn_poker [--seeds 0 1 2]``: the RL oracle
+through ``msagent train examples/<game>_psro_rl.toml`` per seed, NashConv against training
+episodes, median over the seeds at the budget (Kuhn 1M episodes, target 0.04; Leduc 2.5M,
+target 0.8).
 
 Both use exact best responses and the Nash meta-solver, from a uniform-random first member.
 OpenSpiel's ``psro_v2`` (as its ``psro_v2_example.py --oracle_type=BR``) estimates each
@@ -71,9 +75,13 @@ def main() -> None:
     parser.add_argument("--time-limit", type=float, default=600.0)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--oracle", choices=["exact", "rl"], default="exact")
+    parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2],
+                        help="--oracle rl: the seeds (the median is reported)")
+    parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                        help="--oracle rl: extra config overrides")
     args = parser.parse_args()
     if args.oracle == "rl":
-        sys.exit("--oracle rl: the RL oracle is not available in this version")
+        return rl_main(args)
     ours = run_msagent_psro(args.game, args.iterations, args.time_limit, args.target)
     theirs = run_openspiel_psro(args.game, iterations=args.iterations,
                                 time_limit_s=args.time_limit, target=args.target,
@@ -86,6 +94,54 @@ def main() -> None:
               f"{pts[-1].nash_conv:.4f})")
     if mine is not None and ref is not None:
         print(f"  msagent / openspiel time: {mine / ref:.3f} (target <= 0.5)")
+
+
+RL_RUNS = {"kuhn_poker": ("kuhn_psro_rl.toml", 1_000_000, 0.04),
+           "leduc_poker": ("leduc_psro_rl.toml", 2_500_000, 0.8)}
+"""Game -> example config, training-episode budget and NashConv target of the RL benchmark."""
+
+
+def run_rl_seed(game: str, seed: int, extra: list[str]) -> list[tuple[int, float]]:
+    """One ``msagent train`` of the RL example; (training episodes, NashConv) per iteration."""
+    import json
+    import subprocess
+    import tempfile
+
+    config, budget, target = RL_RUNS[game]
+    root = Path(__file__).resolve().parents[1]
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / "result.json"
+        cmd = [sys.executable, "-m", "msagent", "train", str(root / "examples" / config),
+               "--set", f"run.seed={seed}", "--set", f"run.root={json.dumps(tmp)}",
+               "--set", f"league.psro.nash_conv={target}", "--set", "logging.progress=false",
+               *[a for kv in extra for a in ("--set", kv)], "--result-json", str(out)]
+        proc = subprocess.run(cmd, capture_output=True, text=True)
+        for line in proc.stdout.splitlines():
+            if line.startswith("psro iteration"):
+                print(f"seed {seed}: {line}", flush=True)
+        if proc.returncode != 0:
+            raise SystemExit(f"seed {seed} failed (rc {proc.returncode}):\n{proc.stderr[-2000:]}")
+        curve = json.loads(out.read_text())["psro"]["curve"]
+    return [(int(e), float(nc)) for _, e, nc in curve if nc is not None]
+
+
+def rl_main(args: argparse.Namespace) -> None:
+    """Each seed's NashConv against training episodes; the median at the budget."""
+    import numpy as np
+
+    config, budget, target = RL_RUNS[args.game]
+    finals, reached = [], []
+    for seed in args.seeds:
+        curve = run_rl_seed(args.game, seed, args.set)
+        within = [nc for e, nc in curve if e <= budget]
+        finals.append(within[-1] if within else float("nan"))
+        reached.append(next((e for e, nc in curve if nc <= target), None))
+    print(f"\n{args.game}, RL oracle (PPO), {len(args.seeds)} seeds: NashConv at "
+          f"{budget:,} training episodes (evaluation entries are exact, no games): "
+          f"{', '.join(f'{x:.4f}' for x in finals)}; median {float(np.median(finals)):.4f} "
+          f"(target <= {target})")
+    print("training episodes to reach the target: "
+          + ", ".join(f"{e:,}" if e is not None else "not reached" for e in reached))
 
 
 if __name__ == "__main__":

@@ -47,10 +47,10 @@ class PSROSettings:
 
     def make_solver(self) -> MetaSolver:
         """The meta-solver these settings name (a user's script is imported here)."""
-        if ":" in self.solver and self.solver.rpartition(":")[0].endswith(".py"):
+        path, _, name = self.solver.rpartition(":")
+        if path.endswith(".py") and name.isidentifier():
             from msagent.user_scripts import script_function
 
-            path, _, name = self.solver.rpartition(":")
             return resolve_solver(script_function(path, name))
         return make_solver(self.solver, **dict(self.solver_params))
 

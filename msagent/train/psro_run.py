@@ -17,20 +17,19 @@ import numpy as np
 from rich.console import Console
 
 from msagent.config import TrainConfig
-from msagent.config.psro import is_script_ref
 from msagent.errors import ConfigError
 from msagent.psro.exact_oracle import (ExactEvaluator, ExactOracle, TabularMembers,
                                        mixture_nash_conv)
 from msagent.psro.checkpoint import load_psro_checkpoint, member_tensors, restore_members
 from msagent.psro.game_tree import build_tree
 from msagent.psro.loop import PSRO
-from msagent.psro.meta_solvers import MetaSolver, make_solver, resolve_solver
+from msagent.psro.meta_solvers import MetaSolver
 from msagent.psro.state import IterationRecord, PSROState
 from msagent.psro.tabular_io import write_policy
 from msagent.rundir import RunDir
 from msagent.telemetry import log_to_file
 from msagent.train.signals import StopSignals
-from msagent.user_scripts import env_factory, script_function
+from msagent.user_scripts import env_factory
 
 log = logging.getLogger("msagent.train")
 POLICY_FILE = "psro_policy.json"
@@ -55,12 +54,8 @@ def load_game(cfg: TrainConfig) -> tuple[Any, str]:
 
 def solver_of(cfg: TrainConfig) -> MetaSolver:
     """The configured meta-solver: by name with its parameters, or the user's function."""
-    spec = cfg.league.psro
-    if is_script_ref(spec.solver):
-        path, _, name = spec.solver.rpartition(":")
-        return resolve_solver(script_function(path, name))
     try:
-        return make_solver(spec.solver, **spec.solver_params)
+        return cfg.league.psro.coordinator_settings().make_solver()
     except (TypeError, ValueError) as exc:
         raise ConfigError(f"[league.psro] solver_params: {exc}") from exc
 

@@ -32,3 +32,23 @@ def test_the_check_itself_detects_forbidden_imports(tmp_path: Path) -> None:
     bad.write_text("import ray.util\nfrom msagent.runtime import Solver\n"
                    "from msagent.services.learner import x\nimport msagent.vocabulary\n")
     assert _forbidden_imports(bad) == ["ray.util", "msagent.runtime", "msagent.services.learner"]
+
+
+def test_no_psro_module_imports_ray_runtime_services_or_train() -> None:
+    psro = LEAGUE.parent / "psro"
+    modules = sorted(psro.rglob("*.py"))
+    assert len(modules) >= 8
+    found = {p.name: [n for n in _forbidden_imports(p)] +
+             [n for n in _imports_of(p) if n.startswith("msagent.train")] for p in modules}
+    assert {k: v for k, v in found.items() if v} == {}
+
+
+def _imports_of(path: Path) -> list[str]:
+    """Every absolute module ``path`` imports."""
+    out = []
+    for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+        if isinstance(node, ast.Import):
+            out += [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.level == 0:
+            out.append(node.module or "")
+    return out

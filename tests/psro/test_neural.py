@@ -1,0 +1,80 @@
+"""Networks as tables over information states: the tables are the networks' own action
+probabilities at what the seats observe, so exact entries agree with games actually played."""
+
+from __future__ import annotations
+
+import numpy as np
+import pyspiel
+import pytest
+
+from msagent.envs.adapters.openspiel import OpenSpielAdapter
+from msagent.envs.collector import Acted
+from msagent.envs.match_games import play_seating
+from msagent.psro.neural import InfostateInputs, NetworkTables, exact_tables_possible
+from msagent.policy import NetworkConfig, Policy
+from msagent.vocabulary import ModelKey, PolicyRef
+
+REFS = (PolicyRef.parse("a:1"), PolicyRef.parse("b:1"))
+
+
+def policies(game):
+    """Two differently seeded small networks of the game's shape."""
+    adapter = OpenSpielAdapter(game)
+    return {ref: Policy(adapter.observation_space, adapter.action_space,
+                        NetworkConfig(hidden=(16,)), seed=s) for s, ref in enumerate(REFS)}
+
+
+def act_with(nets):
+    """A group act function sampling from the networks."""
+    def act(groups):
+        return {ref: Acted(nets[ref].act(obs, masks), ModelKey(ref.name, 1))
+                for ref, (obs, masks) in groups.items()}
+    return act
+
+
+@pytest.mark.parametrize("name", ["kuhn_poker", "leduc_poker"])
+def test_exact_entry_matches_the_mean_of_played_games(name):
+    game = pyspiel.load_game(name)
+    nets = policies(game)
+    weights = {str(r): nets[r].get_weights() for r in REFS}
+    spare = next(iter(policies(game).values()))
+    tables = NetworkTables(game, spare, lambda m: weights[m])
+    exact_returns = tables.entry([str(r) for r in REFS])
+    envs = [OpenSpielAdapter(game) for _ in range(32)]
+    played = np.array(play_seating(envs, act_with(nets), REFS, 6000, seed=1))
+    assert played.shape == (6000, 2)
+    stderr = played[:, 0].std() / np.sqrt(len(played))
+    assert abs(played[:, 0].mean() - exact_returns[0]) < 4 * stderr
+    np.testing.assert_allclose(exact_returns.sum(), 0.0, atol=1e-12)
+
+
+def test_tables_are_the_networks_probabilities_on_legal_actions():
+    game = pyspiel.load_game("leduc_poker")
+    nets = policies(game)
+    tables = NetworkTables(game, nets[REFS[0]], lambda m: nets[REFS[1]].get_weights())
+    inputs = InfostateInputs(game, tables.tree)
+    got = tables.member("b:1")[1]
+    want = nets[REFS[1]].action_probs(inputs.obs[1], tables.tree.legal[1])
+    np.testing.assert_allclose(got, want, atol=1e-9)
+    assert (got[~tables.tree.legal[1]] == 0).all()
+
+
+def test_which_games_allow_exact_tables():
+    assert exact_tables_possible(pyspiel.load_game("kuhn_poker")) is None
+    assert "simultaneous" in exact_tables_possible(pyspiel.load_game("goofspiel(num_cards=3)"))
+    assert "not an OpenSpiel game" in exact_tables_possible(object())
+
+
+def test_play_seating_plays_exactly_the_games_asked():
+    game = pyspiel.load_game("kuhn_poker")
+    nets = policies(game)
+    calls = []
+
+    def counting(groups):
+        calls.append(sum(len(obs) for obs, _ in groups.values()))
+        return act_with(nets)(groups)
+    first = play_seating([OpenSpielAdapter(game) for _ in range(8)], counting, REFS, 20, seed=5)
+    assert len(first) == 20 and max(calls) > 1  # several games decided per call
+    again = play_seating([OpenSpielAdapter(game) for _ in range(8)], act_with(policies(game)),
+                         REFS, 20, seed=5)
+    assert len(again) == 20
