@@ -154,10 +154,12 @@ class PolicyRef:
 @dataclass(frozen=True)
 class Match:
     """One game's seating: ``seats[i]`` plays seat ``i``; ``learner_seat`` is the seat of the
-    trainable player the match was made for (the only seat whose experience is trained on)."""
+    trainable player the match was made for (the only seat whose experience is trained on);
+    ``fixed_seats``: the seating must not be swapped (a player that only plays one seat)."""
 
     seats: tuple[PolicyRef, ...]
     learner_seat: int = 0
+    fixed_seats: bool = False
 
     @property
     def learner(self) -> PolicyRef:

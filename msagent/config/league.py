@@ -34,8 +34,8 @@ from msagent.league.settings import (
     MainSettings, PlayerSpec, SnapshotSettings,
 )
 
-PSRO_PLAYER = "br"
-"""The player id of PSRO's best response (its snapshots are the population)."""
+PSRO_SEATS = 2
+"""Seats PSRO's per-seat best responses are made for (``symmetric = false``)."""
 _ID = re.compile(r"^[A-Za-z_][A-Za-z0-9_.-]*$")
 """Player ids and bot names: no ``:`` (participant ids use it for versions and bots)."""
 
@@ -189,20 +189,22 @@ class LeagueSection(Section):
     def player_ids(self) -> list[str]:
         """Every player id, entries with ``count`` expanded (PSRO: its best response)."""
         if self.psro is not None:
-            return [PSRO_PLAYER]
+            from msagent.psro.coordinator import br_players
+
+            return br_players(self.psro.symmetric, PSRO_SEATS)
         return [pid for entry in self.players for pid in entry.ids()]
 
     def env_shares(self) -> dict[str, int]:
         """Each player's share of the env slots."""
         if self.psro is not None:
-            return {PSRO_PLAYER: 1}
+            return {p: 1 for p in self.player_ids()}
         return {pid: e.env_share for e in self.players for pid in e.ids()}
 
     def to_settings(self) -> LeagueSettings:
         """The league's settings dataclasses."""
         specs = tuple(PlayerSpec(pid, e.role) for e in self.players for pid in e.ids())
         if self.psro is not None:
-            specs = (PlayerSpec(PSRO_PLAYER, PSRO),)
+            specs = tuple(PlayerSpec(p, PSRO) for p in self.player_ids())
         return LeagueSettings(
             players=specs, payoff_decay=self.payoff_decay, min_games=self.min_games,
             elo_k=self.elo_k, match_log_size=self.match_log_size,

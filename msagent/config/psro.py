@@ -56,7 +56,8 @@ class PSROSection(Section):
         from msagent.psro.coordinator import PSROSettings
 
         return PSROSettings(self.solver, tuple(sorted(self.solver_params.items())),
-                            self.iterations, self.episodes_per_br, self.games_per_entry)
+                            self.iterations, self.episodes_per_br, self.games_per_entry,
+                            self.symmetric)
 
     @field_validator("solver")
     @classmethod

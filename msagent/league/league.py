@@ -91,10 +91,11 @@ class League:
         if num_seats < 2:
             raise ValueError(f"a match needs at least 2 seats, got {num_seats}")
         player, role = self._player(player_id), self.role_of(player_id)
-        learner_seat = int(self.rng.integers(num_seats))
+        fixed = role.fixed_seat(self, player)
+        learner_seat = int(self.rng.integers(num_seats)) if fixed is None else fixed
         seats = tuple(player.ref if i == learner_seat else
-                      role.choose_opponent(self, player, self.rng) for i in range(num_seats))
-        return Match(seats, learner_seat)
+                      role.opponent_at(self, player, i, self.rng) for i in range(num_seats))
+        return Match(seats, learner_seat, fixed is not None)
 
     def report(self, result: EpisodeResult) -> None:
         """Record a finished game in the payoff, the ratings and the match log."""
@@ -110,7 +111,7 @@ class League:
                 self.openskill.update(learner, opponent, result.outcome)
         self.reported += 1
         if self.psro is not None and self.players[match.learner.name].role == PSRO:
-            self.psro.count_episode()
+            self.psro.count_episode(match.learner.name)
         self.match_log.append(self._log_entry(result, match))
 
     def on_update(self, player_id: str, updates: int) -> LeagueOrder:
@@ -131,7 +132,7 @@ class League:
         player.snapshots.append(int(key.version))
         player.updates_at_snapshot, player.parent = int(updates), str(ref)
         if self.psro is not None and player.role == PSRO:
-            self.psro.on_snapshot(str(ref))
+            self.psro.on_snapshot(player_id, str(ref))
         reset_to = self.role_of(player_id).reset_target(self, player, self.rng)
         if reset_to is not None:
             player.parent, player.resets = str(reset_to), player.resets + 1

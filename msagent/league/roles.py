@@ -69,6 +69,15 @@ class Role:
         """PFSP over the candidates; self-play while there are none."""
         return self._pfsp_or_self(view, player, self.pfsp_candidates(view, player), rng)
 
+    def fixed_seat(self, view: LeagueView, player: Player) -> int | None:
+        """The one seat the player plays (None: a random seat each match)."""
+        return None
+
+    def opponent_at(self, view: LeagueView, player: Player, seat: int,
+                    rng: np.random.Generator) -> PolicyRef:
+        """The opponent for ``seat`` (the role's choice, whatever the seat by default)."""
+        return self.choose_opponent(view, player, rng)
+
     def should_snapshot(self, view: LeagueView, player: Player, updates: int) -> bool:
         """At once without a snapshot; then every N updates, or early on beating the targets."""
         if not player.snapshots:
@@ -181,24 +190,36 @@ class LeagueExploiterRole(Role):
 
 
 class PSRORole(Role):
-    """PSRO's best response: opponents drawn from the meta-strategy over the population (its
-    snapshots); snapshotted once it has trained its budget against the current one."""
+    """PSRO's best response: opponents drawn from the meta-strategy over the population(s);
+    snapshotted once it has trained its budget against the current one. With one population
+    per seat, each seat has its own best response, which only plays that seat."""
 
     name = PSRO
+
+    def fixed_seat(self, view: LeagueView, player: Player) -> int | None:
+        """The seat of a per-seat best response (None for a symmetric one)."""
+        return view.psro.seat_of(player.id) if view.psro is not None else None
+
+    def opponent_at(self, view: LeagueView, player: Player, seat: int,
+                    rng: np.random.Generator) -> PolicyRef:
+        """A member of ``seat``'s population drawn from the meta-strategy; before the first
+        solve, the player itself (symmetric) or the seat's first member."""
+        dist = view.psro.distribution(seat) if view.psro is not None else {}
+        if not dist:
+            symmetric = view.psro is None or view.psro.seat_of(player.id) is None
+            return self_play(player.id if symmetric else view.psro.players[seat])
+        return from_distribution([PolicyRef.parse(k) for k in dist], np.array(list(dist.values())),
+                                 rng)
 
     def choose_opponent(
         self, view: LeagueView, player: Player, rng: np.random.Generator
     ) -> PolicyRef:
-        """A member drawn from the meta-strategy; self-play before the first one is solved."""
-        dist = view.psro.distribution() if view.psro is not None else {}
-        if not dist:
-            return self_play(player.id)
-        return from_distribution([PolicyRef.parse(k) for k in dist], np.array(list(dist.values())),
-                                 rng)
+        """An opponent for the seat after the player's."""
+        return self.opponent_at(view, player, 1, rng)
 
     def should_snapshot(self, view: LeagueView, player: Player, updates: int) -> bool:
         """At once (the first member), then whenever the coordinator says the budget is spent."""
-        return not player.snapshots or (view.psro is not None and view.psro.br_due())
+        return not player.snapshots or (view.psro is not None and view.psro.br_due(player.id))
 
     def reset_target(
         self, view: LeagueView, player: Player, rng: np.random.Generator
@@ -209,8 +230,8 @@ class PSRORole(Role):
         return player.first_snapshot() if len(player.snapshots) > 1 else None
 
     def pfsp_distribution(self, view: LeagueView, player: Player) -> dict[str, float]:
-        """The meta-strategy it samples from."""
-        return view.psro.distribution() if view.psro is not None else {}
+        """The meta-strategy it samples opponents from."""
+        return view.psro.distribution(1) if view.psro is not None else {}
 
 
 ROLES: dict[str, type[Role]] = {

@@ -1,13 +1,15 @@
 """PSRO with an RL oracle, as the league's coordinator runs it (pure, no services).
 
-The best response is a trainable league player; its snapshots are the population (one
-population whose members play every seat). The cycle::
+The best response is a trainable league player; its snapshots are the population: one
+population whose members play every seat (player ``br``), or one population per seat, each
+with its own best response that plays only that seat (``br_0``, ``br_1``, ...). The cycle::
 
-    league snapshots the best response   -> on_snapshot(ref): a member joins, entry tasks queue
+    league snapshots the best responses  -> on_snapshot(player, ref): once every population
+                                            has its new member they join, entry tasks queue
     evaluators: next_task() ... report()   -> entries fill (sampled games, with 95 % CI)
     the last entry of the iteration fills -> the meta-game is solved; the best response now
                                              draws opponents from the meta-strategy
-    episodes_per_br training games later  -> br_due(): the league snapshots it again
+    episodes_per_br training games later  -> br_due(player): the league snapshots it again
 """
 
 from __future__ import annotations
@@ -37,6 +39,8 @@ class PSROSettings:
         iterations: Iterations after which no further best response is snapshotted.
         episodes_per_br: Training games of the best response per iteration.
         games_per_entry: Evaluation games per meta-game entry.
+        symmetric: One population (the player ``br``) for every seat; else one population and
+            one best response (``br_<seat>``) per seat.
     """
 
     solver: str = "nash"
@@ -44,6 +48,7 @@ class PSROSettings:
     iterations: int = 50
     episodes_per_br: int = 20_000
     games_per_entry: int = 200
+    symmetric: bool = True
 
     def make_solver(self) -> MetaSolver:
         """The meta-solver these settings name (a user's script is imported here)."""
@@ -53,6 +58,11 @@ class PSROSettings:
 
             return resolve_solver(script_function(path, name))
         return make_solver(self.solver, **dict(self.solver_params))
+
+
+def br_players(symmetric: bool, seats: int) -> list[str]:
+    """The best-response players: ``br``, or ``br_0`` ... ``br_<seats-1>``."""
+    return ["br"] if symmetric else [f"br_{s}" for s in range(seats)]
 
 
 @dataclass(frozen=True)
@@ -72,34 +82,52 @@ class PSROCoordinator:
                  clock: Callable[[], float] = time.monotonic) -> None:
         self.settings, self.clock = settings, clock
         self.solver = settings.make_solver()
-        self.state = PSROState(num_players, True, [[]])
+        self.players = br_players(settings.symmetric, num_players)
+        self.state = PSROState(num_players, settings.symmetric,
+                               [[] for _ in range(1 if settings.symmetric else num_players)])
         self.queue: deque[EvalTask] = deque()
         self.in_flight: dict[int, tuple[EvalTask, float]] = {}
-        self.next_id = 0
-        self.episodes = self.episodes_mark = self.eval_games = 0
+        self.next_id = self.eval_games = 0
+        self.episodes = {p: 0 for p in self.players}
+        self.marks = {p: 0 for p in self.players}
+        self.pending: dict[str, str] = {}
         self.solved = False
         self.elapsed_before, self.started = 0.0, clock()
 
-    def on_snapshot(self, ref: str) -> None:
-        """A new best response (or the first member) joins; its entries are queued."""
-        self.state.add_members([ref])
-        self.solved = False
-        self._queue_missing()
+    def seat_of(self, player: str) -> int | None:
+        """The seat a per-seat best response plays (None when symmetric)."""
+        return None if self.settings.symmetric else self.players.index(player)
 
-    def count_episode(self, n: int = 1) -> None:
-        """The best response finished ``n`` training games."""
-        self.episodes += n
+    def on_snapshot(self, player: str, ref: str) -> None:
+        """A best response's snapshot; once every population has its new one, they join and
+        their entries are queued."""
+        self.pending[player] = ref
+        if len(self.pending) == len(self.players):
+            self.state.add_members([self.pending.pop(p) for p in self.players])
+            self.solved = False
+            self._queue_missing()
 
-    def br_due(self) -> bool:
+    def count_episode(self, player: str, n: int = 1) -> None:
+        """A best response finished ``n`` training games."""
+        self.episodes[player] += n
+
+    def br_due(self, player: str) -> bool:
         """Whether the best response has trained its budget against the current meta-strategy."""
-        return (self.solved and self.state.iteration < self.settings.iterations
-                and self.episodes - self.episodes_mark >= self.settings.episodes_per_br)
+        return (self.solved and player not in self.pending
+                and self.state.iteration < self.settings.iterations
+                and self.episodes[player] - self.marks[player] >= self.settings.episodes_per_br)
 
-    def distribution(self) -> dict[str, float]:
-        """Member participant id -> probability under the current meta-strategy ({} before)."""
+    def distribution(self, seat: int = 0) -> dict[str, float]:
+        """Member participant id -> probability under the current meta-strategy for ``seat``
+        ({} before the first solve)."""
         if not self.state.meta:
             return {}
-        return dict(zip(self.state.populations[0], map(float, self.state.meta[0])))
+        k = 0 if self.settings.symmetric else seat
+        return dict(zip(self.state.populations[k], map(float, self.state.meta[k])))
+
+    def total_episodes(self) -> int:
+        """Training games of every best response."""
+        return sum(self.episodes.values())
 
     def next_task(self) -> EvalTask | None:
         """An evaluation task (timed-out ones first), or None when there is nothing to play."""
@@ -141,14 +169,16 @@ class PSROCoordinator:
 
     def to_json(self) -> dict[str, Any]:
         """Plain data; tasks in flight are not kept (their entries are queued again on load)."""
-        return {"state": self.state.to_json(), "episodes": self.episodes,
-                "episodes_mark": self.episodes_mark, "eval_games": self.eval_games,
+        return {"state": self.state.to_json(), "episodes": self.episodes, "marks": self.marks,
+                "pending": self.pending, "eval_games": self.eval_games,
                 "solved": self.solved, "elapsed_s": self.elapsed()}
 
     def load_json(self, data: dict[str, Any]) -> None:
         """Continue from :meth:`to_json`'s data."""
         self.state = PSROState.from_json(data["state"])
-        self.episodes, self.episodes_mark = int(data["episodes"]), int(data["episodes_mark"])
+        self.episodes = {p: int(n) for p, n in data["episodes"].items()}
+        self.marks = {p: int(n) for p, n in data["marks"].items()}
+        self.pending = dict(data["pending"])
         self.eval_games, self.solved = int(data["eval_games"]), bool(data["solved"])
         self.elapsed_before, self.started = float(data["elapsed_s"]), self.clock()
         self.queue.clear()
@@ -168,8 +198,9 @@ class PSROCoordinator:
 
     def _solve(self) -> None:
         """Solve the meta-game; the iteration is recorded and the next budget starts."""
-        self.state.meta = [self.solver(self.state.meta_game())[0]]
+        solved = self.solver(self.state.meta_game())
+        self.state.meta = [solved[0]] if self.settings.symmetric else list(solved)
         self.state.history.append(IterationRecord(
-            len(self.state.history), self.state.sizes(), [self.state.meta[0].tolist()], None,
-            self.elapsed(), self.episodes, self.eval_games))
-        self.episodes_mark, self.solved = self.episodes, True
+            len(self.state.history), self.state.sizes(), [m.tolist() for m in self.state.meta],
+            None, self.elapsed(), self.total_episodes(), self.eval_games))
+        self.marks, self.solved = dict(self.episodes), True

@@ -73,15 +73,16 @@ class NetworkTables:
         profile = [self.member(m)[s] for s, m in enumerate(seats)]
         return exact.expected_returns(self.tree, profile)
 
-    def mixture(self, members: Sequence[str], meta: np.ndarray) -> list[np.ndarray]:
-        """The meta-strategy mixture of ``members``, one tabular policy per seat."""
-        tables = [self.member(m) for m in members]
-        return [exact.mixture(self.tree, s, [t[s] for t in tables], meta)
-                for s in range(self.tree.num_players)]
+    def mixture(self, populations: Sequence[Sequence[str]],
+                metas: Sequence[np.ndarray]) -> list[np.ndarray]:
+        """Seat ``s`` plays ``populations[s]`` mixed by ``metas[s]``: one table per seat."""
+        return [exact.mixture(self.tree, s, [self.member(m)[s] for m in populations[s]],
+                              metas[s]) for s in range(self.tree.num_players)]
 
-    def nash_conv(self, members: Sequence[str], meta: np.ndarray) -> float:
+    def nash_conv(self, populations: Sequence[Sequence[str]],
+                  metas: Sequence[np.ndarray]) -> float:
         """NashConv of the mixture."""
-        return exact.nash_conv(self.tree, self.mixture(members, meta))
+        return exact.nash_conv(self.tree, self.mixture(populations, metas))
 
 
 def exact_tables_possible(game: Any) -> str | None:

@@ -56,7 +56,7 @@ class MatchQueue:
         if not queue:
             for match in self.fetch(self.homes[k], self.prefetch):
                 for i in range(self.repeat):
-                    swap = i % 2 == 1 and len(match.seats) == 2
+                    swap = i % 2 == 1 and len(match.seats) == 2 and not match.fixed_seats
                     queue.append(swap_seats(match) if swap else match)
         return queue.popleft()
 

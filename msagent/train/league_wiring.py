@@ -8,6 +8,8 @@ import math
 from typing import Any
 
 from msagent.config import TrainConfig
+from msagent.config.league import PSRO_SEATS
+from msagent.errors import ConfigError
 from msagent.rundir import RunDir
 from msagent.runtime import ServiceHandle, launch
 from msagent.services.env_worker import EnvWorker, LeagueSeats, WorkerSettings
@@ -42,6 +44,10 @@ def connect_league(cfg: TrainConfig, run: wiring.RunInfo) -> wiring.Services:
     shares = league.env_shares()
     batches = player_batches(players, sv.env_worker.num, sv.env_worker.num_envs, shares)
     seats = len(game_factory(scripts.env_script, scripts.env_params)().seats)
+    if league.psro is not None and not league.psro.symmetric and seats != PSRO_SEATS:
+        raise ConfigError(f"league.psro.symmetric = false makes one best response per seat of "
+                          f"a {PSRO_SEATS}-seat game; this game has {seats} seats: set "
+                          "symmetric = true")
     started: list[ServiceHandle] = []
 
     def start(cls: type, **options: Any) -> ServiceHandle:

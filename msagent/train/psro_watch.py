@@ -35,6 +35,16 @@ def tables_for(cfg: TrainConfig, seed: int) -> NetworkTables | None:
     return None
 
 
+def seat_mixture(state: PSROState, record: IterationRecord) -> tuple[list, list]:
+    """Each seat's members and meta-strategy as of ``record``'s iteration."""
+    pops, metas = [], []
+    for seat in range(state.num_players):
+        k = 0 if state.symmetric else seat
+        pops.append(state.population_of(seat)[:record.sizes[seat]])
+        metas.append(np.array(record.meta[k]))
+    return pops, metas
+
+
 class PSROWatch:
     """Follows the league's PSRO state; measures and reports each newly solved iteration."""
 
@@ -50,8 +60,7 @@ class PSROWatch:
         self.state = PSROState.from_json(view["state"])
         for record in self.state.history[self.reported + 1:]:
             if record.nash_conv is None and self.meter is not None:
-                members = self.state.populations[0][:record.sizes[0]]
-                record.nash_conv = self.meter.nash_conv(members, np.array(record.meta[0]))
+                record.nash_conv = self.meter.nash_conv(*seat_mixture(self.state, record))
                 self.call("record_nash_conv", record.iteration, record.nash_conv)
             self._report(record)
             self.reported = record.iteration
@@ -91,7 +100,8 @@ class PSROWatch:
     def _report(self, record: IterationRecord) -> None:
         """Progress line, log line and scalars of one iteration."""
         nash = "n/a" if record.nash_conv is None else f"{record.nash_conv:.4f}"
-        print(f"psro iteration {record.iteration:4d}  population {record.sizes[0]}  "
+        print(f"psro iteration {record.iteration:4d}  population "
+              f"{'/'.join(map(str, record.sizes))}  "
               f"NashConv {nash}  br episodes {record.episodes:,}  eval games "
               f"{record.eval_games:,}  {record.wall_s:.1f} s", flush=True)
         log.info("psro iteration %d: NashConv %s", record.iteration, nash)

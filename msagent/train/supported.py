@@ -17,9 +17,6 @@ def check_supported(cfg: TrainConfig) -> None:
     if cfg.league is not None and cfg.league.psro is not None:
         if cfg.league.psro.oracle == "exact":
             return
-        if not cfg.league.psro.symmetric:
-            raise ConfigError("league.psro.oracle = 'rl' trains one best response that plays "
-                              "every seat: set league.psro.symmetric = true")
         if sv.evaluator.num < 1:
             raise ConfigError("league.psro.oracle = 'rl' needs services.evaluator.num >= 1 to "
                               "fill the meta-game")

@@ -92,5 +92,22 @@ def test_state_round_trip_keeps_the_psro_state():
     state = json.loads(json.dumps(league.state_dict()))
     back = League.from_state_dict(league.settings, state, clock=lambda: 0.0)
     assert back.psro.state.populations == [["br:1"]]
-    assert back.psro.episodes == 3 and back.psro.distribution() == {"br:1": 1.0}
+    assert back.psro.episodes == {"br": 3} and back.psro.distribution() == {"br:1": 1.0}
     assert back.psro.state.payoffs[0, 0, 0] == 0.25
+
+
+def test_per_seat_best_responses_keep_their_seat():
+    settings = LeagueSettings(players=(PlayerSpec("br_0", "psro"), PlayerSpec("br_1", "psro")),
+                              psro=PSROSettings(episodes_per_br=5, games_per_entry=1,
+                                                symmetric=False))
+    league = League(settings, seed=0, clock=lambda: 0.0)
+    first = league.next_match("br_0")
+    assert first.learner_seat == 0 and first.fixed_seats
+    assert first.seats[1] == PolicyRef.player("br_1")  # the other seat's response, until solved
+    for pid in ("br_0", "br_1"):
+        assert league.on_update(pid, 0).snapshot
+        league.add_snapshot(pid, ModelKey(pid, 1), 0)
+    evaluate(league, lambda seats: [0.0, 0.0])
+    for _ in range(50):
+        match = league.next_match("br_1")
+        assert match.learner_seat == 1 and match.seats[0] == PolicyRef.parse("br_0:1")

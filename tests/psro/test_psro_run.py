@@ -92,7 +92,6 @@ def test_resume_continues_with_the_same_population_and_payoffs(tmp_path):
 
 @pytest.mark.parametrize("psro, message", [
     ('solver = "fancy"', "unknown meta-solver 'fancy'"),
-    ('oracle = "rl"', "set league.psro.symmetric = true"),
     ('oracle = "rl"\nsymmetric = true\n[services.evaluator]\nnum = 0', "services.evaluator.num >= 1"),
     ('solver = "prd"\n[league.psro.solver_params]\nsteps = 3', "steps"),
     ('solver = "missing.py:solve"', "script file not found"),
@@ -101,6 +100,14 @@ def test_bad_psro_settings_are_refused_by_name(tmp_path, psro, message):
     result, _ = train(tmp_path, psro_toml(tmp_path / "runs", psro=psro))
     assert result.exit_code == USER_ERROR_EXIT
     assert message in result.output
+
+
+def test_per_seat_rl_psro_is_refused_for_a_three_seat_game(tmp_path):
+    text = psro_toml(tmp_path / "runs", "kuhn_poker(players=3)", 'oracle = "rl"').replace(
+        'name = "psro"', 'name = "psro"\nmode = "local"') + "[services.learner]\nsync = false\n"
+    result, _ = train(tmp_path, text)
+    assert result.exit_code == USER_ERROR_EXIT
+    assert "this game has 3 seats: set symmetric = true" in result.output
 
 
 def test_a_user_meta_solver_script_is_used(tmp_path):

@@ -28,3 +28,9 @@ def test_each_draw_is_played_repeat_times_with_seats_alternating() -> None:
     assert [m.learner_seat for m in got] == [0, 1, 0, 1, 0, 1]
     assert all(m.learner == MAIN for m in got)
     assert swap_seats(Match((MAIN, SNAP), 0)) == Match((SNAP, MAIN), 1)
+
+
+def test_fixed_seat_draws_are_repeated_without_swapping() -> None:
+    fixed = Match((MAIN, SNAP), 0, fixed_seats=True)
+    queue = MatchQueue(["main"], lambda player, n: [fixed] * n, prefetch=1, repeat=4)
+    assert [queue(0).learner_seat for _ in range(8)] == [0] * 8

@@ -62,3 +62,19 @@ def test_resumed_rl_psro_keeps_population_and_meta_game(inline_only: str,
     assert after.populations[0][:3] == before.populations[0]
     np.testing.assert_array_equal(after.payoffs[:, :3, :3], before.payoffs)
     assert [r.nash_conv for r in after.history[:3]] == [r.nash_conv for r in before.history]
+
+
+@pytest.mark.slow
+def test_per_seat_rl_psro_trains_one_best_response_per_seat(inline_only: str,
+                                                           tmp_path: Path) -> None:
+    cfg = kuhn_rl(tmp_path, "league.psro.iterations=2", "league.psro.episodes_per_br=4000",
+                  "league.psro.symmetric=false")
+    run_dir = RunDir.create(cfg.run.root, cfg.run.name)
+    result = run_training(cfg, run_dir)
+    state = psro_state(run_dir)
+    assert state.populations[0][0].startswith("br_0:") and len(state.populations) == 2
+    assert [len(p) for p in state.populations] == [3, 3]
+    assert all(m.startswith("br_1:") for m in state.populations[1])
+    curve = [nc for _, _, nc in result["psro"]["curve"]]
+    assert len(curve) == 3 and min(curve[1:]) < curve[0]
+    assert set(result["league"]["players"]) == {"br_0", "br_1"}
