@@ -45,6 +45,9 @@ def export_mixture(run_dir: RunDir, out: Path) -> tuple[Path, float, int]:
     Returns:
         The file, the mixture's NashConv, and the PSRO iteration it is from.
     """
+    found = _newest_readable(run_dir)
+    if found is not None and "psro" in found.state.get("league", {}):
+        return export_network_mixture(run_dir, found.state["league"]["psro"], out)
     found = load_psro_checkpoint(run_dir)
     tree = build_tree(found.state["game"])
     members = TabularMembers(tree)
@@ -53,3 +56,36 @@ def export_mixture(run_dir: RunDir, out: Path) -> tuple[Path, float, int]:
     profile = members.mixture_profile(state)
     path = write_policy(out, found.state["game"], tree, profile)
     return path, exact.nash_conv(tree, profile), state.iteration
+
+
+def _newest_readable(run_dir: RunDir) -> Checkpoint | None:
+    """The newest checkpoint that reads back, whatever its kind (None: none does)."""
+    for step in reversed(run_dir.checkpoints.steps()):
+        try:
+            return run_dir.checkpoints.load(step)
+        except Exception:  # unreadable: skipped, as CheckpointStore.latest does
+            continue
+    return None
+
+
+def export_network_mixture(run_dir: RunDir, data: dict, out: Path) -> tuple[Path, float, int]:
+    """The RL oracle's mixture: the members' networks (``RUN_DIR/snapshots``) as tables."""
+    from msagent.config import load_config
+    from msagent.psro.neural import NetworkTables, exact_tables_possible
+    from msagent.user_scripts import build_policy, env_factory
+    from msagent.vocabulary import PolicyRef
+
+    cfg = load_config(run_dir.config_path)
+    game = env_factory(cfg.scripts.env, cfg.env)()
+    why = exact_tables_possible(game)
+    if why is not None:
+        raise ConfigError(f"cannot export {run_dir.path} as a tabular policy: {why}")
+    policy = build_policy(cfg.scripts.env, cfg.scripts.agent, cfg.env, cfg.run.seed)
+    tables = NetworkTables(game, policy,
+                           lambda m: run_dir.snapshots.load(PolicyRef.parse(m).key))
+    state = PSROState.from_json(data["state"])
+    pops = [state.population_of(s) for s in range(state.num_players)]
+    metas = [state.meta[0 if state.symmetric else s] for s in range(state.num_players)]
+    profile = tables.mixture(pops, metas)
+    path = write_policy(out, str(game), tables.tree, profile)
+    return path, exact.nash_conv(tables.tree, profile), state.iteration

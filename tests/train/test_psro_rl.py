@@ -10,7 +10,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from msagent.config import load_config
+from open_spiel.python.algorithms import exploitability
+
+from msagent.config import dump_config, load_config
+from msagent.psro.checkpoint import export_mixture
+from msagent.psro.tabular_io import read_policy, to_openspiel
 from msagent.psro.state import PSROState
 from msagent.rundir import RunDir
 from msagent.services.learner_state import LEAGUE_REQUIRED_KEYS
@@ -36,7 +40,9 @@ def psro_state(run_dir: RunDir) -> PSROState:
 @pytest.mark.slow
 def test_seeded_rl_psro_on_kuhn_lowers_nash_conv(inline_only: str, tmp_path: Path) -> None:
     cfg = kuhn_rl(tmp_path, "league.psro.iterations=4", "league.psro.episodes_per_br=8000")
-    result = run_training(cfg, RunDir.create(cfg.run.root, cfg.run.name))
+    run_dir = RunDir.create(cfg.run.root, cfg.run.name)
+    run_dir.write_config(dump_config(cfg))  # as msagent train does; export reads it
+    result = run_training(cfg, run_dir)
     psro = result["psro"]
     curve = [nc for _, _, nc in psro["curve"]]
     assert psro["iterations"] == 4 and result["stop_reason"] == "psro_iterations"
@@ -45,6 +51,11 @@ def test_seeded_rl_psro_on_kuhn_lowers_nash_conv(inline_only: str, tmp_path: Pat
     episodes = [e for _, e, _ in psro["curve"]]
     assert all(b - a >= 8000 for a, b in zip(episodes[:-1], episodes[1:])), episodes
     assert psro["eval_games"] == 0  # Kuhn's entries are exact
+    # The exported mixture of networks, measured by OpenSpiel itself.
+    path, nash_conv, iteration = export_mixture(run_dir, tmp_path / "mix.json")
+    game, tabular = to_openspiel(read_policy(path))
+    assert iteration == 4 and nash_conv == pytest.approx(curve[-1], abs=1e-9)
+    assert exploitability.nash_conv(game, tabular) == pytest.approx(curve[-1], abs=1e-9)
 
 
 @pytest.mark.slow
