@@ -139,6 +139,10 @@ class PSRORun:
                               f"now makes {self.game_string}")
         restore_members(self.members, found.tensors)
         state = PSROState.from_json(found.state["psro"])
+        if state.symmetric != self.spec.symmetric:
+            raise ConfigError(f"the checkpoint's PSRO has symmetric = {str(state.symmetric).lower()}"
+                              f", the config says {str(self.spec.symmetric).lower()}; resume "
+                              "with the setting it was started with")
         self.out.print(f"resumed PSRO at iteration {state.iteration} from checkpoint "
                        f"{found.step}", highlight=False)
         return state, state.history[-1].wall_s

@@ -90,6 +90,15 @@ def test_resume_continues_with_the_same_population_and_payoffs(tmp_path):
     assert [r.nash_conv for r in straight.history] == [r.nash_conv for r in after.history]
 
 
+def test_resume_with_a_changed_population_layout_is_refused(tmp_path):
+    text = psro_toml(tmp_path / "runs", psro="iterations = 1")
+    first, run_dir = train(tmp_path, text)
+    assert first.exit_code == 0
+    again, _ = train(tmp_path, text + "symmetric = true\n", "--resume", str(run_dir))
+    assert again.exit_code == USER_ERROR_EXIT
+    assert "the checkpoint's PSRO has symmetric = false, the config says true" in again.output
+
+
 @pytest.mark.parametrize("psro, message", [
     ('solver = "fancy"', "unknown meta-solver 'fancy'"),
     ('oracle = "rl"\nsymmetric = true\n[services.evaluator]\nnum = 0', "services.evaluator.num >= 1"),
