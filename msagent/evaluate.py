@@ -121,6 +121,7 @@ def league_state(run_dir: str | Path) -> tuple[int, dict[str, Any]]:
 
     path = _run_path(run_dir)
     run = RunDir(path)
+    _refuse_exact_psro(run)
     steps = run.checkpoint_steps()
     found, skipped = run.checkpoints.latest_with_report(LEAGUE_REQUIRED_KEYS)
     if found is None:
@@ -185,6 +186,7 @@ def _checkpoint(path: Path, cfg: Any) -> Checkpoint:
     from msagent.services.learner_state import LEAGUE_REQUIRED_KEYS, REQUIRED_KEYS
 
     run = RunDir(path)
+    _refuse_exact_psro(run)
     steps = run.checkpoint_steps()
     if not steps:
         raise UserError(f"{path} has no checkpoint yet (nothing complete in "
@@ -317,3 +319,14 @@ def _safe_url(url: str) -> str:
     """The url without a password."""
     scheme, sep, rest = url.partition("://")
     return f"{scheme}{sep}{rest.rpartition('@')[2]}" if sep else url
+
+
+def _refuse_exact_psro(run: RunDir) -> None:
+    """A clear error for an exact PSRO run, whose members are tables, not networks."""
+    from msagent.psro.checkpoint import REQUIRED_KEYS as PSRO_KEYS, newest_checkpoint
+
+    found = newest_checkpoint(run)
+    if found is not None and all(k in found.state for k in PSRO_KEYS):
+        raise UserError(f"{run.path} is a PSRO run with the exact oracle: its population is "
+                        "tabular policies, not a league of networks; write its mixture with "
+                        f"`msagent export {run.path} OUT`")

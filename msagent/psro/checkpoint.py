@@ -45,7 +45,7 @@ def export_mixture(run_dir: RunDir, out: Path) -> tuple[Path, float, int]:
     Returns:
         The file, the mixture's NashConv, and the PSRO iteration it is from.
     """
-    found = _newest_readable(run_dir)
+    found = newest_checkpoint(run_dir)
     if found is not None and "psro" in found.state.get("league", {}):
         return export_network_mixture(run_dir, found.state["league"]["psro"], out)
     found = load_psro_checkpoint(run_dir)
@@ -58,7 +58,7 @@ def export_mixture(run_dir: RunDir, out: Path) -> tuple[Path, float, int]:
     return path, exact.nash_conv(tree, profile), state.iteration
 
 
-def _newest_readable(run_dir: RunDir) -> Checkpoint | None:
+def newest_checkpoint(run_dir: RunDir) -> Checkpoint | None:
     """The newest checkpoint that reads back, whatever its kind (None: none does)."""
     for step in reversed(run_dir.checkpoints.steps()):
         try:

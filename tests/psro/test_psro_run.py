@@ -165,3 +165,14 @@ def test_sigint_stops_cleanly_with_a_checkpoint(tmp_path):
     run_dir = sorted((tmp_path / "runs").glob("psro-*"))[-1]
     state = RunDir.open(run_dir).latest_checkpoint().state
     assert PSROState.from_json(state["psro"]).iteration >= 3
+
+
+def test_league_and_evaluate_point_an_exact_psro_run_to_export(tmp_path):
+    result, run_dir = train(tmp_path, psro_toml(tmp_path / "runs", psro="iterations = 1"))
+    assert result.exit_code == 0
+    for args in (["league", str(run_dir)],
+                 ["evaluate", str(run_dir), "--opponent", "bot:random", "--games", "2"]):
+        refused = runner.invoke(app, args)
+        assert refused.exit_code == USER_ERROR_EXIT
+        assert "PSRO run with the exact oracle" in refused.output and "msagent export" in \
+            refused.output
