@@ -176,6 +176,9 @@ class PSROCoordinator:
     def load_json(self, data: dict[str, Any]) -> None:
         """Continue from :meth:`to_json`'s data."""
         self.state = PSROState.from_json(data["state"])
+        if isinstance(data["episodes"], int):  # the first layout: one symmetric best response
+            data = {**data, "episodes": {self.players[0]: data["episodes"]},
+                    "marks": {self.players[0]: data["episodes_mark"]}, "pending": {}}
         self.episodes = {p: int(n) for p, n in data["episodes"].items()}
         self.marks = {p: int(n) for p, n in data["marks"].items()}
         self.pending = dict(data["pending"])

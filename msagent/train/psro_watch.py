@@ -58,12 +58,23 @@ class PSROWatch:
         """Fetch the PSRO state; measure and report iterations solved since the last poll."""
         view = self.call("psro_view")
         self.state = PSROState.from_json(view["state"])
+        if self.reported < 0:
+            self._skip_measured()
         for record in self.state.history[self.reported + 1:]:
             if record.nash_conv is None and self.meter is not None:
                 record.nash_conv = self.meter.nash_conv(*seat_mixture(self.state, record))
                 self.call("record_nash_conv", record.iteration, record.nash_conv)
             self._report(record)
             self.reported = record.iteration
+
+    def _skip_measured(self) -> None:
+        """After a resume: one line for the iterations measured before, not one each."""
+        measured = [r for r in self.state.history if r.nash_conv is not None]
+        if measured and self.meter is not None:
+            last = measured[-1]
+            print(f"psro resumed at iteration {last.iteration}  NashConv {last.nash_conv:.4f}  "
+                  f"br episodes {last.episodes:,}", flush=True)
+            self.reported = last.iteration
 
     def stop_reason(self) -> str | None:
         """``psro_iterations`` or ``nash_conv`` once reached, else None."""
