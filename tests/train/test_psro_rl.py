@@ -59,15 +59,19 @@ def test_seeded_rl_psro_on_kuhn_lowers_nash_conv(inline_only: str, tmp_path: Pat
 
 
 @pytest.mark.slow
-def test_resumed_rl_psro_keeps_population_and_meta_game(inline_only: str,
-                                                        tmp_path: Path) -> None:
+def test_resumed_rl_psro_keeps_population_and_meta_game(inline_only: str, tmp_path: Path,
+                                                        capsys) -> None:
     cfg = kuhn_rl(tmp_path, "league.psro.iterations=2", "league.psro.episodes_per_br=3000")
     run_dir = RunDir.create(cfg.run.root, cfg.run.name)
     run_training(cfg, run_dir)
     before = psro_state(run_dir)
     assert before.iteration == 2 and len(before.populations[0]) == 3
     more = kuhn_rl(tmp_path, "league.psro.iterations=3", "league.psro.episodes_per_br=3000")
+    capsys.readouterr()
     result = run_training(more, run_dir, plan_resume(more, run_dir))
+    printed = capsys.readouterr().out
+    assert "psro resumed at iteration 2" in printed and "psro iteration    1 " not in printed
+    assert "psro iteration    3 " in printed
     after = psro_state(run_dir)
     assert result["psro"]["iterations"] == 3
     assert after.populations[0][:3] == before.populations[0]
