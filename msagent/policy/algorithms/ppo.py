@@ -21,6 +21,7 @@ from msagent.algorithm_config import (  # noqa: F401  (re-exported)
 from msagent.errors import ConfigError, NonFiniteError
 from msagent.policy import operators as ops
 from msagent.policy.algorithms.base import BOOTSTRAP_VALUE, Algorithm, stack_fragments
+from msagent.policy.algorithms.collective import SINGLE, Collective, global_normalize
 from msagent.policy.policy import Policy
 from msagent.vocabulary import Columns, Fragment
 
@@ -57,6 +58,8 @@ class PPO(Algorithm):
         config: the hyperparameters.
         optimizer: Adam over all policy and value parameters.
         updates: number of completed :meth:`update` calls.
+        collective: the peers of a data-parallel learner group (gradients averaged, advantages
+            normalized over the whole group's minibatch, early stops agreed); none by default.
     """
 
     def __init__(self, policy: Policy, config: PPOConfig | None = None) -> None:
@@ -66,6 +69,7 @@ class PPO(Algorithm):
         self._optimizer: torch.optim.Adam | None = None
         self.updates = 0
         self._rng = torch.Generator().manual_seed(self.config.seed)
+        self.collective: Collective = SINGLE
 
     # ------------------------------------------------------------------------------ update
 
@@ -115,9 +119,12 @@ class PPO(Algorithm):
             NonFiniteError: naming the column, the first bad ``[fragment, step, ...]`` index
                 and its value.
         """
-        for name, column in stacked.items():
-            if column.is_floating_point() and not torch.isfinite(column).all():
-                raise NonFiniteError(self._bad_input(name, column))
+        problem = next((self._bad_input(name, column) for name, column in stacked.items()
+                        if column.is_floating_point() and not torch.isfinite(column).all()), None)
+        if self.collective.any(problem is not None):  # every rank of a group refuses together
+            raise NonFiniteError(problem or f"update {self.updates + 1} was refused: a peer "
+                                 "learner's fragments hold non-finite numbers; the weights and "
+                                 "optimizer state kept")
 
     def _bad_input(self, name: str, column: Tensor) -> str:
         """Name the first non-finite element of ``column`` in the fragments."""
@@ -138,7 +145,7 @@ class PPO(Algorithm):
         )
         advantages = batch[Columns.ADVANTAGES]
         if cfg.normalize_advantages and advantages.numel() > 1:
-            advantages = ops.normalize(advantages)
+            advantages = global_normalize(advantages, self.collective)
         old_logp = batch[Columns.LOGP]
         policy_loss = ops.ppo_clip_loss(logp, old_logp, advantages, cfg.clip)
         old_values = batch[Columns.VALUES] if cfg.clip_vloss else None
@@ -191,15 +198,24 @@ class PPO(Algorithm):
         """
         self.optimizer.zero_grad(set_to_none=True)
         value = float(loss.detach())
-        if not math.isfinite(value):
+        if self.collective.any(not math.isfinite(value)):  # every rank refuses together
             raise NonFiniteError(self._refusal(f"loss = {value}", where))
         loss.backward()
+        if self.collective.world > 1:
+            self.collective.average(self._grads())
         norm = float(self._grad_norm())
         if not math.isfinite(norm):
             self.optimizer.zero_grad(set_to_none=True)
             raise NonFiniteError(self._refusal(
                 f"gradient: total grad norm = {norm} (loss = {value:.6g})", where))
         self.optimizer.step()
+
+    def _grads(self) -> list[Tensor]:
+        """Every parameter's gradient (zeros where none), in a fixed order for all ranks."""
+        for p in self.policy.model.parameters():
+            if p.grad is None:
+                p.grad = torch.zeros_like(p)
+        return [p.grad for p in self.policy.model.parameters()]
 
     def _grad_norm(self) -> Tensor:
         """The total gradient norm, clipping to ``max_grad_norm`` when it is set."""
@@ -221,7 +237,10 @@ class PPO(Algorithm):
     def _kl_exceeded(self, stats: dict[str, Tensor]) -> bool:
         """Whether the last minibatch moved the policy further than ``target_kl`` allows."""
         target = self.config.target_kl
-        return target is not None and float(stats["losses/approx_kl"]) > target
+        if target is None:
+            return False
+        kl = self.collective.sum(stats["losses/approx_kl"].reshape(1)) / self.collective.world
+        return float(kl) > target
 
     def _anneal(self) -> float:
         """Set and return this update's learning rate (linear decay when ``anneal_lr``)."""

@@ -1,0 +1,130 @@
+"""What data-parallel learners must agree on, as one small interface: averaged gradients,
+global statistics of a minibatch, and the decisions every rank must take together.
+
+:data:`SINGLE` is the one-learner case (no communication). :class:`TorchCollective` runs over a
+``torch.distributed`` process group (gloo on CPU, NCCL on CUDA): gradients are flattened into
+buckets and averaged with one ring all-reduce per bucket, between ``backward`` and the optimizer
+step (what DDP does, without wrapping the model, so PPO's loss stays as it is).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from typing import Protocol
+
+import torch
+from torch import Tensor
+
+BUCKET_BYTES = 25 * 1024 * 1024
+"""Gradients are all-reduced in buckets of about this size (DDP's default)."""
+
+
+class Collective(Protocol):
+    """The operations PPO needs from its peers."""
+
+    world: int
+    """Learners in the group (1: no peers)."""
+
+    def average(self, tensors: Sequence[Tensor]) -> None:
+        """Replace each tensor by its mean over the group, in place."""
+
+    def sum(self, values: Tensor) -> Tensor:
+        """The elementwise sum of ``values`` over the group."""
+
+    def any(self, flag: bool) -> bool:
+        """Whether ``flag`` is true on any rank (every rank gets the same answer)."""
+
+
+class Single:
+    """The group of one: nothing to communicate."""
+
+    world = 1
+
+    def average(self, tensors: Sequence[Tensor]) -> None:
+        """Nothing to average with."""
+
+    def sum(self, values: Tensor) -> Tensor:
+        """The values themselves."""
+        return values
+
+    def any(self, flag: bool) -> bool:
+        """The flag itself."""
+        return flag
+
+
+SINGLE = Single()
+"""The collective of a learner without peers."""
+
+
+class TorchCollective:
+    """A ``torch.distributed`` process group as a :class:`Collective`.
+
+    Args:
+        group: The process group (None: the default group).
+        bucket_bytes: Size of the flattened all-reduce buckets.
+
+    Attributes:
+        reduce_s: Seconds spent in gradient all-reduces so far (for benchmarks and stats).
+    """
+
+    def __init__(self, group: object | None = None, bucket_bytes: int = BUCKET_BYTES) -> None:
+        import torch.distributed as dist
+
+        self.dist, self.group, self.bucket_bytes = dist, group, bucket_bytes
+        self.world = dist.get_world_size(group)
+        self.reduce_s = 0.0
+
+    def average(self, tensors: Sequence[Tensor]) -> None:
+        """One all-reduce per bucket of flattened tensors, then divide by the world size."""
+        start = time.perf_counter()
+        for bucket in _buckets(list(tensors), self.bucket_bytes):
+            flat = torch.cat([t.reshape(-1) for t in bucket])
+            self.dist.all_reduce(flat, group=self.group)
+            flat /= self.world
+            offset = 0
+            for t in bucket:
+                t.copy_(flat[offset:offset + t.numel()].view_as(t))
+                offset += t.numel()
+        self.reduce_s += time.perf_counter() - start
+
+    def sum(self, values: Tensor) -> Tensor:
+        """All-reduce (sum) of a copy of ``values``."""
+        out = values.detach().clone()
+        self.dist.all_reduce(out, group=self.group)
+        return out
+
+    def any(self, flag: bool) -> bool:
+        """All-reduce (max) of the flag."""
+        value = torch.tensor([1.0 if flag else 0.0])
+        self.dist.all_reduce(value, op=self.dist.ReduceOp.MAX, group=self.group)
+        return bool(value.item() > 0)
+
+
+def _buckets(tensors: list[Tensor], limit: int) -> list[list[Tensor]]:
+    """Consecutive tensors grouped into buckets of at most ``limit`` bytes (at least one each),
+    split where the dtype or device changes."""
+    out: list[list[Tensor]] = []
+    size = 0
+    for t in tensors:
+        nbytes = t.numel() * t.element_size()
+        same = out and out[-1][0].dtype == t.dtype and out[-1][0].device == t.device
+        if not same or size + nbytes > limit:
+            out.append([])
+            size = 0
+        out[-1].append(t)
+        size += nbytes
+    return out
+
+
+def global_normalize(x: Tensor, collective: Collective, eps: float = 1e-8) -> Tensor:
+    """Standardise with the mean and (unbiased) standard deviation over the whole group's
+    minibatch: what one learner holding every rank's rows would compute."""
+    if collective.world == 1:
+        return (x - x.mean()) / (x.std() + eps)
+    stats = collective.sum(torch.stack([x.sum(), (x * x).sum(),
+                                        torch.tensor(float(x.numel()), dtype=x.dtype)]))
+    total, squares, n = stats[0], stats[1], stats[2]
+    mean = total / n
+    var = (squares - n * mean * mean) / (n - 1)
+    return (x - mean) / (var.clamp_min(0).sqrt() + eps)
