@@ -63,20 +63,30 @@ class TorchCollective:
     Args:
         group: The process group (None: the default group).
         bucket_bytes: Size of the flattened all-reduce buckets.
+        measure_wait: Put a barrier before each gradient all-reduce and count the time spent
+            there (waiting for the slowest peer's backward) in ``wait_s``, not in
+            ``reduce_s`` (for benchmarks: it costs one extra round trip).
 
     Attributes:
-        reduce_s: Seconds spent in gradient all-reduces so far (for benchmarks and stats).
+        reduce_s: Seconds spent averaging gradients so far.
+        wait_s: Seconds spent waiting for peers before averaging (with ``measure_wait``).
     """
 
-    def __init__(self, group: object | None = None, bucket_bytes: int = BUCKET_BYTES) -> None:
+    def __init__(self, group: object | None = None, bucket_bytes: int = BUCKET_BYTES,
+                 measure_wait: bool = False) -> None:
         import torch.distributed as dist
 
         self.dist, self.group, self.bucket_bytes = dist, group, bucket_bytes
         self.world = dist.get_world_size(group)
-        self.reduce_s = 0.0
+        self.measure_wait = measure_wait
+        self.reduce_s = self.wait_s = 0.0
 
     def average(self, tensors: Sequence[Tensor]) -> None:
         """One all-reduce per bucket of flattened tensors, then divide by the world size."""
+        if self.measure_wait:
+            start = time.perf_counter()
+            self.dist.barrier(group=self.group)
+            self.wait_s += time.perf_counter() - start
         start = time.perf_counter()
         for bucket in _buckets(list(tensors), self.bucket_bytes):
             flat = torch.cat([t.reshape(-1) for t in bucket])
