@@ -96,6 +96,8 @@ class LearnerSection(_Service):
         publish_every: Updates between parameter publishes.
         dump_model_every: Updates between model-pool snapshots (0: never).
         checkpoint_every_s: Seconds between run-directory checkpoints (0: never).
+        collective_timeout_s: ``num > 1``: how long a learner of a group waits in a collective
+            (its peers' gradients, agreements) before it fails naming the group.
     """
 
     sync: bool = True
@@ -103,6 +105,7 @@ class LearnerSection(_Service):
     publish_every: int = Field(1, ge=1)
     dump_model_every: int = Field(10, ge=0)
     checkpoint_every_s: float = Field(30.0, ge=0)
+    collective_timeout_s: float = Field(120.0, gt=0)
 
 
 class BufferSection(_Service):

@@ -44,8 +44,19 @@ def launch(
                                   tuple(args), dict(kwargs or {}), wait)
 
 
+def node_ip() -> str:
+    """The address other nodes reach this process at: Ray's node IP inside a Ray process,
+    else 127.0.0.1 (for rendezvous such as a learner group's)."""
+    import sys
+
+    ray = sys.modules.get("ray")
+    if ray is not None and ray.is_initialized():
+        return ray.util.get_node_ip_address()
+    return "127.0.0.1"
+
+
 __all__ = [
     "CallFuture", "Follower", "RegisterSpec", "Resources", "ServiceHandle", "ServiceRef", "Solver",
-    "current_instance",
+    "current_instance", "node_ip",
     "Subscriber", "follow", "init", "launch", "publish", "register", "shutdown", "subscribe",
 ]

@@ -13,8 +13,10 @@ from typing import Any
 from msagent.errors import ErrorInfo, RateLimitTimeout
 from msagent.policy import PPO, PPOConfig
 from msagent.rundir import RunDir
-from msagent.runtime import Solver, publish, register
+from msagent.runtime import Solver, current_instance, publish, register
 from msagent.services.inference import PolicyScripts
+from msagent.services.learner_group import (LearnerGroupError, join_group, leave_group,
+                                            rendezvous_topic)
 from msagent.services.learner_league import LeagueHooks
 from msagent.services.learner_state import (LearnerCounters, export_learner, restore_learner,
                                            save_learner)
@@ -44,10 +46,21 @@ class LearnerSettings:
     resume_step: int | None = None
     league: bool = False
     """League mode: snapshots and resets as ``LeagueService`` orders (see learner_league)."""
+    group_size: int = 1
+    """Learners of this player; above 1 they form one data-parallel group (learner_group)."""
+    run_id: str = ""
+    generation: int = 0
+    collective_timeout_s: float = 120.0
+    """How long a group member waits in a collective for its peers before it fails."""
 
 
 class Learner:
-    """One learner; ``run`` loops until ``stop`` (multi-learner all-reduce comes later)."""
+    """One learner, or one rank of a player's learner group; ``run`` loops until ``stop``.
+
+    In a group every rank samples its share of the batch and updates on it with gradients
+    averaged over the group, so all ranks hold the same weights; rank 0 alone publishes
+    parameters, pushes snapshots, follows the league and writes checkpoints.
+    """
 
     def __init__(self, settings: LearnerSettings) -> None:
         self.s = settings
@@ -55,14 +68,25 @@ class Learner:
         self.ppo = PPO(build_policy(sc.env_script, sc.agent_script, sc.env_params, sc.seed),
                        settings.ppo)
         self.c, self.error = LearnerCounters(), None
-        self._batch = settings.batch_fragments
+        self.rank = current_instance()[1] if settings.group_size > 1 else 0
+        self._batch = share(settings.batch_fragments, settings.group_size)
         self._stop, self._lock, self._done = threading.Event(), threading.Lock(), threading.Event()
         self._run_dir = RunDir.open(settings.run_dir) if settings.run_dir else None
         if settings.resume_step is not None and self._run_dir is not None:
             self.c = restore_learner(self._run_dir, self.ppo, settings.resume_step,
                                      settings.policy_id if settings.league else None).counters
         self._league = (LeagueHooks(settings.policy_id, self.ppo, self._run_dir)
-                        if settings.league else None)
+                        if settings.league and self.rank == 0 else None)
+        if settings.group_size > 1:
+            self._join_group()
+
+    def _join_group(self) -> None:
+        """Form the group, then start from rank 0's weights (a resume restored them all)."""
+        s = self.s
+        self.ppo.collective = join_group(rendezvous_topic(s.run_id, s.policy_id), self.rank,
+                                         s.group_size, s.generation, s.collective_timeout_s)
+        self.ppo.collective.broadcast(list(self.ppo.policy.model.parameters()))
+        self.ppo.policy.invalidate_cache()
 
     @property
     def version(self) -> int:
@@ -74,15 +98,16 @@ class Learner:
         """Publish the first parameters, then sample-update-publish until stopped."""
         try:
             self._publish()
-            if self._league is not None and self._league.after_update(self.c.updates,
-                                                                      self.version):
+            if self._follow_league():
                 self._publish()
             self._loop()
         except Exception as exc:
             if not self._stop.is_set():  # an error while stopping is the shutdown's, not ours
-                self.error = ErrorInfo.of(exc)
+                self.error = ErrorInfo.of(self._named(exc))
                 raise
         finally:
+            if self.s.group_size > 1:
+                leave_group()
             self._done.set()
 
     @register(concurrent=True)
@@ -100,7 +125,7 @@ class Learner:
         non-finite loss) left the weights and optimizer as they were before it.
         """
         with self._lock:
-            if self._run_dir is None:
+            if self._run_dir is None or self.rank != 0:  # the ranks hold the same state
                 return None
             return save_learner(self._run_dir, self.ppo, self.c, progress, run)
 
@@ -113,14 +138,15 @@ class Learner:
 
     @register(concurrent=True)
     def set_batch_fragments(self, n: int) -> None:
-        """Fragments per update (the supervisor lowers it while an env worker is replaced)."""
-        self._batch = max(1, int(n))
+        """Fragments per update (the supervisor lowers it while an env worker is replaced);
+        a group member takes its share."""
+        self._batch = share(int(n), self.s.group_size)
 
     @register(concurrent=True)
     def stats(self) -> dict[str, Any]:
         """Counters, last losses, the published version and the error (as plain data)."""
         with self._lock:
-            return {**vars(self.c), "error": self.error}
+            return {**vars(self.c), "error": self.error, "rank": self.rank}
 
     def _loop(self) -> None:
         """The learner's calling loop (see msagent.vocabulary): fresh fragments are gathered
@@ -130,9 +156,12 @@ class Learner:
         while not self._stop.is_set():
             pending += self._fresh(self._sample(self._batch - len(pending)))
             if len(pending) >= self._batch:
+                if self.ppo.collective.any(self._stop.is_set()):  # a peer is stopping
+                    return
                 with self._lock:
                     self._learn(pending)
                 pending = []
+        self.ppo.collective.any(True)  # tell the peers waiting at their next batch
 
     def _sample(self, n: int) -> list[Any]:
         """Up to ``n`` fragments, or none when the buffer had none in time."""
@@ -161,15 +190,38 @@ class Learner:
         self.c.consumed_steps += sum(len(f) for f in fresh)
         if self.c.updates % self.s.publish_every == 0:
             self._publish()
-        if self.s.dump_model_every and self.c.updates % self.s.dump_model_every == 0:
+        if self.s.dump_model_every and self.c.updates % self.s.dump_model_every == 0 and \
+                self.rank == 0:
             self._snapshot()
-        if self._league is not None and self._league.after_update(self.c.updates, self.version):
+        if self._follow_league():
             self._publish()
 
+    def _follow_league(self) -> bool:
+        """Rank 0 follows the league's orders; a reset reaches every rank of a group."""
+        reset = self._league is not None and self._league.after_update(self.c.updates,
+                                                                       self.version)
+        if self.s.group_size > 1 and self.s.league and self.ppo.collective.any(reset):
+            self.ppo.collective.broadcast(list(self.ppo.policy.model.parameters()))
+            self.ppo.optimizer.state.clear()
+            self.ppo.policy.invalidate_cache()
+            return True
+        return reset
+
     def _publish(self) -> None:
-        """Put the current weights on the parameter topic; versions go on after a resume."""
+        """Put the current weights on the parameter topic; versions go on after a resume.
+        Other ranks of a group count the version rank 0 publishes, without publishing."""
+        if self.rank != 0:
+            self.c.version += 1
+            return
         self.c.version = publish(params_topic(self.s.policy_id), self.ppo.policy.get_weights(),
                                  at_least=self.c.version + 1)
+
+    def _named(self, exc: Exception) -> Exception:
+        """A collective that failed because a peer died, said as such."""
+        if self.s.group_size > 1 and "gloo" in f"{type(exc).__module__}{exc}".lower():
+            return LearnerGroupError(f"learner rank {self.rank} of player {self.s.policy_id!r}: "
+                                     f"a peer of its group stopped answering ({exc})")
+        return exc
 
     def _snapshot(self) -> None:
         """Push the current weights to the model pool, keyed at least by the param version."""
@@ -177,3 +229,8 @@ class Learner:
         Solver().retrieve("ModelPoolService", "push", self.s.policy_id,
                           self.ppo.policy.get_weights(), meta, self.version)
         self.c.snapshots += 1
+
+
+def share(batch: int, group_size: int) -> int:
+    """One rank's share of a batch of fragments (at least one)."""
+    return max(1, -(-int(batch) // max(group_size, 1)))

@@ -220,7 +220,7 @@ class Driver:
             if not found:
                 handle.reap()
                 raise ServiceDiedError(f"service {handle.name} died")
-            out[player] = found[0]
+            out[player] = rank_zero(found)
         return out
 
     def _checkpoint(self) -> int | None:
@@ -232,8 +232,8 @@ class Driver:
         if self.league is not None:
             step = self.league.checkpoint(self.run_dir, self.metrics.state_dict(), run)
         else:
-            step = self.services.learner.call_all("checkpoint", self.metrics.state_dict(),
-                                                  run)[0]
+            steps = self.services.learner.call_all("checkpoint", self.metrics.state_dict(), run)
+            step = next((s for s in steps if s is not None), None)  # rank 0 of a group writes
         if step is not None:
             log.info("checkpoint %d written", step)
         return step
@@ -250,7 +250,8 @@ class Driver:
         self.services.workers.call_all("stop")
         if self.services.evaluator is not None:
             self.services.evaluator.call_all("stop")
-        learners = {p: h.call_all("stop", STOP_S)[0] for p, h in self.services.learners.items()}
+        learners = {p: rank_zero(h.call_all("stop", STOP_S))
+                    for p, h in self.services.learners.items()}
         learner = next(iter(learners.values()))
         step = self._checkpoint()
         snap = self.metrics.snapshot()
@@ -285,6 +286,11 @@ class Driver:
                 log.info("final checkpoint after the failure: %s", step)
         except Exception:
             log.exception("no final checkpoint could be written")
+
+
+def rank_zero(stats: list[dict[str, Any]]) -> dict[str, Any]:
+    """Rank 0's statistics among a learner group's (a lone learner's own)."""
+    return next((s for s in stats if s.get("rank", 0) == 0), stats[0])
 
 
 def _since_process_start(when: float | None) -> float | None:

@@ -56,7 +56,8 @@ def connect_league(cfg: TrainConfig, run: wiring.RunInfo) -> wiring.Services:
         return handle
 
     try:
-        learners = {p: start(Learner, name=f"Learner-{p}", resources=wiring._res(sv.learner),
+        learners = {p: start(Learner, name=f"Learner-{p}", num=sv.learner.num,
+                             resources=wiring._res(sv.learner),
                              args=(_learner_settings(cfg, run, p, tables[p], batches[p]),))
                     for p in players}
         league_handle = start(LeagueService, args=(league.to_settings(), cfg.run.seed, seats,
@@ -120,7 +121,7 @@ def _learner_settings(cfg: TrainConfig, run: wiring.RunInfo, player: str, table:
         scripts=wiring.policy_scripts(cfg), ppo=cfg.ppo_config(), batch_fragments=batch,
         policy_id=player, table=table, max_policy_lag=sv.max_policy_lag,
         publish_every=sv.publish_every, dump_model_every=0, run_dir=run.run_dir,
-        resume_step=run.resume_step, league=True)
+        resume_step=run.resume_step, league=True, **wiring.group_settings(cfg, run))
 
 
 def _start_evaluator(cfg: TrainConfig, start, player: str) -> ServiceHandle | None:

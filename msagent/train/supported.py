@@ -24,12 +24,14 @@ def check_supported(cfg: TrainConfig) -> None:
         raise ConfigError("services.learner.sync must be false with a [league]: each player's "
                           "learner updates on its own, so actors cannot wait for all of them; "
                           "bound staleness with services.learner.max_policy_lag instead")
-    for key, value, allowed in (("services.learner.num", sv.learner.num, 1),
-                                ("services.buffer.num", sv.buffer.num, 1),
+    if sv.learner.num > 1 and cfg.run.mode != "ray":
+        raise ConfigError(f"services.learner.num = {sv.learner.num} needs run.mode = 'ray': the "
+                          "learners of a group are separate processes joined by a "
+                          "torch.distributed process group")
+    for key, value, allowed in (("services.buffer.num", sv.buffer.num, 1),
                                 ("services.model_pool.num", sv.model_pool.num, 1)):
         if value != allowed:
-            raise ConfigError(f"{key} = {value}: this version runs exactly {allowed} "
-                              "(several learners with all-reduce come with the league issue)")
+            raise ConfigError(f"{key} = {value}: this version runs exactly {allowed}")
     if sv.env_worker.num < 1:
         raise ConfigError("services.env_worker.num must be >= 1 to train")
     if sv.learner.sync and sv.learner.publish_every != 1:

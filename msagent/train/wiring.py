@@ -98,12 +98,13 @@ def connect_services(cfg: TrainConfig, run: RunInfo) -> Services:
         return handle
 
     try:  # the slowest to build first: Ray starts two processes at a time on two cores
-        learner = start(Learner, resources=_res(sv.learner), args=(LearnerSettings(
+        learner = start(Learner, num=sv.learner.num, resources=_res(sv.learner),
+                        args=(LearnerSettings(
             scripts=scripts, ppo=cfg.ppo_config(), table=table.name, policy_id=POLICY_ID,
             batch_fragments=sv.env_worker.num * sv.env_worker.num_envs,
             max_policy_lag=sv.learner.max_policy_lag, publish_every=sv.learner.publish_every,
             dump_model_every=sv.learner.dump_model_every, run_dir=run.run_dir,
-            resume_step=run.resume_step),))
+            resume_step=run.resume_step, **group_settings(cfg, run)),))
         central = sv.inference.mode == "central"
         per_server = -(-sv.env_worker.num // max(sv.inference.num, 1))  # ceil
         inference = start(configured(sv.inference.batch or per_server, sv.inference.max_wait_ms),
@@ -151,3 +152,10 @@ def policy_scripts(cfg: TrainConfig) -> PolicyScripts:
 def _res(section: Any) -> Any:
     """A service section's resources."""
     return section.resources.to_resources()
+
+
+def group_settings(cfg: TrainConfig, run: RunInfo) -> dict[str, Any]:
+    """The learner-group fields of a player's ``LearnerSettings``."""
+    sv = cfg.services.learner
+    return {"group_size": sv.num, "run_id": run.run_id, "generation": run.generation,
+            "collective_timeout_s": sv.collective_timeout_s}

@@ -35,6 +35,9 @@ class Collective(Protocol):
     def any(self, flag: bool) -> bool:
         """Whether ``flag`` is true on any rank (every rank gets the same answer)."""
 
+    def broadcast(self, tensors: Sequence[Tensor]) -> None:
+        """Overwrite each tensor with rank 0's, in place."""
+
 
 class Single:
     """The group of one: nothing to communicate."""
@@ -51,6 +54,9 @@ class Single:
     def any(self, flag: bool) -> bool:
         """The flag itself."""
         return flag
+
+    def broadcast(self, tensors: Sequence[Tensor]) -> None:
+        """Rank 0 is this one."""
 
 
 SINGLE = Single()
@@ -109,6 +115,17 @@ class TorchCollective:
         value = torch.tensor([1.0 if flag else 0.0])
         self.dist.all_reduce(value, op=self.dist.ReduceOp.MAX, group=self.group)
         return bool(value.item() > 0)
+
+    def broadcast(self, tensors: Sequence[Tensor]) -> None:
+        """One broadcast from rank 0 per bucket of flattened tensors."""
+        with torch.no_grad():
+            for bucket in _buckets(list(tensors), self.bucket_bytes):
+                flat = torch.cat([t.reshape(-1) for t in bucket])
+                self.dist.broadcast(flat, src=0, group=self.group)
+                offset = 0
+                for t in bucket:
+                    t.copy_(flat[offset:offset + t.numel()].view_as(t))
+                    offset += t.numel()
 
 
 def _buckets(tensors: list[Tensor], limit: int) -> list[list[Tensor]]:

@@ -1,0 +1,77 @@
+"""Learner groups on the embedded Ray: two learners of one player form one gloo group and
+train CartPole; killing one stops the run naming it within the collective timeout, and
+``--resume`` continues from the last checkpoint."""
+
+from __future__ import annotations
+
+import os
+import signal
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from msagent.errors import ServiceDiedError
+from msagent.rundir import RunDir
+from msagent.train import run_training
+from msagent.train.resume import plan_resume
+from tests.services.helpers import wait_until
+from tests.train.helpers import example_config
+from tests.train.test_faults import Background, handle_of
+
+GROUP = ("services.learner.num=2", "services.learner.collective_timeout_s=20")
+
+
+def ranks_stats() -> list[dict]:
+    """Both learners' statistics, rank 0 first."""
+    return sorted(handle_of("Learner").call_all("stats"), key=lambda s: s["rank"])
+
+
+@pytest.mark.slow
+def test_a_two_learner_group_solves_cartpole_with_equal_weights(ray_only: str,
+                                                                tmp_path: Path) -> None:
+    cfg = example_config(tmp_path, "ray", *GROUP, "run.stop.time_s=120")
+    run_dir = RunDir.create(cfg.run.root, cfg.run.name)
+    result = run_training(cfg, run_dir)
+    assert result["mean_return"] >= 475, result
+    assert result["checkpoint"] is not None
+    tensors = run_dir.latest_checkpoint().tensors
+    assert tensors and all(np.isfinite(v).all() for v in tensors.values())
+
+
+@pytest.mark.slow
+def test_the_ranks_hold_the_same_weights_while_training(ray_only: str, tmp_path: Path) -> None:
+    run = Background(tmp_path, *GROUP, "run.stop.time_s=25")
+    wait_until(lambda: handle_of("Learner") and len(handle_of("Learner").instance_ids()) == 2
+               and min(s["updates"] for s in ranks_stats()) >= 3, timeout_s=90,
+               what="both ranks to update")
+    compared = 0
+    for _ in range(50):  # read both at the same update (they advance in lockstep)
+        a, b = handle_of("Learner").call_all("export_state")
+        if a["state"]["counters"]["updates"] != b["state"]["counters"]["updates"]:
+            continue
+        for name, value in a["tensors"].items():
+            np.testing.assert_allclose(b["tensors"][name], value, atol=1e-6, err_msg=name)
+        compared += 1
+        if compared == 3:
+            break
+    run.join()
+    assert run.error is None, run.error
+    assert compared >= 1
+
+
+@pytest.mark.slow
+def test_a_killed_group_learner_stops_the_run_by_name_and_resume_continues(
+        ray_only: str, tmp_path: Path) -> None:
+    run = Background(tmp_path, *GROUP, "run.stop.time_s=120",
+                     "services.learner.checkpoint_every_s=3")
+    wait_until(lambda: run.run_dir.checkpoint_steps(), timeout_s=120, what="a checkpoint")
+    os.kill(handle_of("Learner").placements()[1]["pid"], signal.SIGKILL)
+    run.join(timeout_s=90)
+    assert isinstance(run.error, ServiceDiedError), run.error
+    assert "Learner" in str(run.error)
+    cfg = example_config(tmp_path, "ray", *GROUP, "run.stop.mean_return=0",
+                         "run.stop.env_steps=0", "run.stop.time_s=12")
+    plan = plan_resume(cfg, run.run_dir)
+    resumed = run_training(cfg, run.run_dir, plan)
+    assert resumed["updates"] > plan.step
