@@ -83,8 +83,10 @@ class Learner:
     def _join_group(self) -> None:
         """Form the group, then start from rank 0's weights (a resume restored them all)."""
         s = self.s
+        cuda = any(p.is_cuda for p in self.ppo.policy.model.parameters())
         self.ppo.collective = join_group(rendezvous_topic(s.run_id, s.policy_id), self.rank,
-                                         s.group_size, s.generation, s.collective_timeout_s)
+                                         s.group_size, s.generation, s.collective_timeout_s,
+                                         cuda)
         self.ppo.collective.broadcast(list(self.ppo.policy.model.parameters()))
         self.ppo.policy.invalidate_cache()
 

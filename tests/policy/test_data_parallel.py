@@ -97,3 +97,24 @@ def test_single_collective_normalizes_like_the_plain_operator():
     x = torch.randn(50)
     np.testing.assert_allclose(global_normalize(x, SINGLE), (x - x.mean()) / (x.std() + 1e-8),
                                atol=1e-7)
+
+
+def _cuda_rank(rank: int, world: int, port: int, out: dict) -> None:
+    """One NCCL rank on its own GPU: average one CUDA tensor."""
+    torch.cuda.set_device(rank)
+    dist.init_process_group("nccl", init_method=f"tcp://127.0.0.1:{port}", rank=rank,
+                            world_size=world)
+    try:
+        tensor = torch.full((1000,), float(rank), device="cuda")
+        TorchCollective().average([tensor])
+        out[rank] = float(tensor.mean().item())
+    finally:
+        dist.destroy_process_group()
+
+
+@pytest.mark.skipif(torch.cuda.device_count() < 2, reason="NCCL groups need two GPUs")
+def test_nccl_group_averages_cuda_tensors():
+    with mp.Manager() as manager:
+        out = manager.dict()
+        mp.spawn(_cuda_rank, args=(2, free_port(), out), nprocs=2, join=True)
+        assert dict(out) == {0: 0.5, 1: 0.5}

@@ -42,3 +42,22 @@ def test_instances_spread_over_two_nodes_and_retrieve_reaches_both(two_node_clus
     with cf.ThreadPoolExecutor(8) as pool:
         pids = set(pool.map(lambda _: Solver().retrieve(handle, "sleep", 0.05), range(32)))
     assert {pid_to_node[p] for p in pids} == nodes
+
+
+def test_a_learner_group_forms_across_two_nodes(two_node_cluster) -> None:
+    from tests.runtime.group_member import GroupMember
+
+    # two CPUs each on two 2-CPU nodes: the members must sit on different nodes
+    handle = launch(GroupMember, num=2, resources={"spread": True, "num_cpus": 2},
+                    args=("learner-group/cluster-test/main", 2))
+    placements = handle.placements()
+    assert len({p["node"] for p in placements}) == 2
+    import concurrent.futures as cf
+
+    ids = handle.instance_ids()
+    with cf.ThreadPoolExecutor(2) as pool:
+        answers = list(pool.map(lambda i: handle.call_some([ids[i]], "average", 1.0 + 4 * i),
+                                range(2)))
+    means = [next(iter(a.values()))["mean"] for a in answers]
+    assert means == [3.0, 3.0]  # (1 + 5) / 2 on both ranks
+    handle.call_all("leave")
