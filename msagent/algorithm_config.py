@@ -32,6 +32,8 @@ class PPOConfig:
         total_updates: number of ``update`` calls planned (needed by ``anneal_lr``).
         target_kl: stop the epochs early once approx KL exceeds this (``None``: never).
         adam_eps: Adam's epsilon.
+        vtrace_clip_rho: IMPALA: truncation of V-trace's importance weights (rho-bar).
+        vtrace_clip_c: IMPALA: truncation of V-trace's trace coefficients (c-bar).
         seed: seed of minibatch shuffling.
     """
 
@@ -51,6 +53,8 @@ class PPOConfig:
     total_updates: int | None = None
     target_kl: float | None = None
     adam_eps: float = 1e-5
+    vtrace_clip_rho: float = 1.0
+    vtrace_clip_c: float = 1.0
     seed: int = 0
 
     def __post_init__(self) -> None:

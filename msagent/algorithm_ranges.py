@@ -31,6 +31,8 @@ RULES: dict[str, Rule] = {
     "total_updates": _AT_LEAST_ONE,
     "target_kl": _POSITIVE,
     "adam_eps": _POSITIVE,
+    "vtrace_clip_rho": _POSITIVE,
+    "vtrace_clip_c": _POSITIVE,
 }
 """Field -> rule; None (where the field allows it) is always accepted."""
 

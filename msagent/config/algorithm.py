@@ -31,7 +31,8 @@ NULLABLE = frozenset(n for n, hint in _HINTS.items() if type(None) in typing.get
 class _AlgorithmBase(Section):
     """Behaviour of the generated ``AlgorithmSection`` (its fields are PPOConfig's)."""
 
-    name: Literal["ppo"] = "ppo"
+    name: Literal["ppo", "impala"] = "ppo"
+    """``ppo`` (on-policy, GAE) or ``impala`` (V-trace: for ``services.learner.sync = false``)."""
 
     @field_validator("*", mode="before")
     @classmethod

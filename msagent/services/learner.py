@@ -11,7 +11,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from msagent.errors import ErrorInfo, RateLimitTimeout
-from msagent.policy import PPO, PPOConfig
+from msagent.policy import PPOConfig
+from msagent.policy.algorithms.impala import ALGORITHMS
 from msagent.rundir import RunDir
 from msagent.runtime import Solver, current_instance, publish, register
 from msagent.services.inference import PolicyScripts
@@ -52,6 +53,8 @@ class LearnerSettings:
     generation: int = 0
     collective_timeout_s: float = 120.0
     """How long a group member waits in a collective for its peers before it fails."""
+    algorithm: str = "ppo"
+    """``ppo`` or ``impala`` (msagent.policy.algorithms.impala.ALGORITHMS)."""
 
 
 class Learner:
@@ -65,8 +68,8 @@ class Learner:
     def __init__(self, settings: LearnerSettings) -> None:
         self.s = settings
         sc = settings.scripts
-        self.ppo = PPO(build_policy(sc.env_script, sc.agent_script, sc.env_params, sc.seed),
-                       settings.ppo)
+        self.ppo = ALGORITHMS[settings.algorithm](
+            build_policy(sc.env_script, sc.agent_script, sc.env_params, sc.seed), settings.ppo)
         self.c, self.error = LearnerCounters(), None
         self.rank = current_instance()[1] if settings.group_size > 1 else 0
         self._batch = share(settings.batch_fragments, settings.group_size)

@@ -158,4 +158,4 @@ def group_settings(cfg: TrainConfig, run: RunInfo) -> dict[str, Any]:
     """The learner-group fields of a player's ``LearnerSettings``."""
     sv = cfg.services.learner
     return {"group_size": sv.num, "run_id": run.run_id, "generation": run.generation,
-            "collective_timeout_s": sv.collective_timeout_s}
+            "collective_timeout_s": sv.collective_timeout_s, "algorithm": cfg.algorithm.name}

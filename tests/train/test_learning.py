@@ -49,3 +49,19 @@ def test_ray_mode_learns_with_a_central_inference_server(ray_only: str, tmp_path
     assert result["stop_reason"].startswith("mean_return"), result
     assert result["mean_return"] >= 100 and result["updates"] > 0
     assert state.installed().services() == []
+
+
+@pytest.mark.slow
+def test_impala_solves_cartpole_with_actors_that_never_wait(ray_only: str,
+                                                            tmp_path: Path) -> None:
+    import json
+
+    from msagent.config import load_config
+
+    example = Path(__file__).resolve().parents[2] / "examples" / "cartpole_impala.toml"
+    cfg = load_config(example, [f"run.root={json.dumps(str(tmp_path))}",
+                                "run.stop.time_s=150", "logging.progress=false",
+                                "logging.tensorboard=false"])
+    result = run_training(cfg, RunDir.create(cfg.run.root, cfg.run.name))
+    assert result["mean_return"] >= 475, result
+    assert result["updates"] > 0 and result["dropped_fragments"] < result["updates"] * 32
