@@ -75,3 +75,20 @@ def test_a_killed_group_learner_stops_the_run_by_name_and_resume_continues(
     plan = plan_resume(cfg, run.run_dir)
     resumed = run_training(cfg, run.run_dir, plan)
     assert resumed["updates"] > plan.step
+
+
+@pytest.mark.slow
+def test_a_league_of_learner_groups_snapshots_and_resets(ray_only: str, tmp_path: Path) -> None:
+    from tests.train.league_helpers import league_config
+
+    cfg = league_config(tmp_path, "ray", "services.learner.num=2", "services.evaluator.num=0",
+                        "services.learner.collective_timeout_s=30", "run.stop.time_s=40",
+                        "league.roles.main.snapshot_every_updates=3",
+                        "league.roles.main_exploiter.snapshot_every_updates=3",
+                        "league.roles.league_exploiter.snapshot_every_updates=3")
+    result = run_training(cfg, RunDir.create(cfg.run.root, cfg.run.name))
+    summary = result["league"]["summary"]
+    assert summary["historical"] >= 6, summary
+    exploiter = summary["players"]["main_exploiter"]
+    assert exploiter["resets"] >= 1, exploiter  # a reset reached both ranks (no hang)
+    assert all(p["updates"] > 3 for p in result["league"]["players"].values())
