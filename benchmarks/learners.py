@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import socket
 import sys
 import time
 from pathlib import Path
@@ -31,6 +30,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from msagent.policy import NetworkConfig, Policy, PPO, PPOConfig  # noqa: E402
 from msagent.policy.algorithms.collective import TorchCollective  # noqa: E402
+from msagent.services.learner_group import free_port  # noqa: E402
 from msagent.vocabulary import Fragment, ModelKey  # noqa: E402
 
 NETWORKS = {
@@ -111,13 +111,6 @@ def _learner(rank: int, world: int, port: int, name: str, updates: int, out: dic
     dist.destroy_process_group()
 
 
-def free_port() -> int:
-    """A free TCP port on 127.0.0.1."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def main() -> None:
     """Both networks, N = 1 and 2; one table."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -149,7 +142,7 @@ def run_once(updates: int) -> dict:
         out = manager.dict()
         for name in NETWORKS:
             for world in (1, 2):
-                mp.spawn(_learner, args=(world, free_port(), name, updates, out),
+                mp.spawn(_learner, args=(world, free_port("127.0.0.1"), name, updates, out),
                          nprocs=world, join=True)
         return dict(out)
 

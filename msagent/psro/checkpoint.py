@@ -71,21 +71,15 @@ def newest_checkpoint(run_dir: RunDir) -> Checkpoint | None:
 def export_network_mixture(run_dir: RunDir, data: dict, out: Path) -> tuple[Path, float, int]:
     """The RL oracle's mixture: the members' networks (``RUN_DIR/snapshots``) as tables."""
     from msagent.config import load_config
-    from msagent.psro.neural import NetworkTables, exact_tables_possible
-    from msagent.user_scripts import build_policy, env_factory
+    from msagent.psro.neural import tables_from_scripts
     from msagent.vocabulary import PolicyRef
 
     cfg = load_config(run_dir.config_path)
-    game = env_factory(cfg.scripts.env, cfg.env)()
-    why = exact_tables_possible(game)
-    if why is not None:
-        raise ConfigError(f"cannot export {run_dir.path} as a tabular policy: {why}")
-    policy = build_policy(cfg.scripts.env, cfg.scripts.agent, cfg.env, cfg.run.seed)
-    tables = NetworkTables(game, policy,
-                           lambda m: run_dir.snapshots.load(PolicyRef.parse(m).key))
+    tables = tables_from_scripts(cfg.scripts.env, cfg.scripts.agent, cfg.env, cfg.run.seed,
+                                 lambda m: run_dir.snapshots.load(PolicyRef.parse(m).key))
+    if isinstance(tables, str):
+        raise ConfigError(f"cannot export {run_dir.path} as a tabular policy: {tables}")
     state = PSROState.from_json(data["state"])
-    pops = [state.population_of(s) for s in range(state.num_players)]
-    metas = [state.meta[0 if state.symmetric else s] for s in range(state.num_players)]
-    profile = tables.mixture(pops, metas)
-    path = write_policy(out, str(game), tables.tree, profile)
+    profile = tables.mixture(*state.seat_mixture())
+    path = write_policy(out, str(tables.game), tables.tree, profile)
     return path, exact.nash_conv(tables.tree, profile), state.iteration

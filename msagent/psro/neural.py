@@ -55,7 +55,7 @@ class NetworkTables:
     def __init__(self, game: Any, policy: Any, pull: Callable[[str], Any]) -> None:
         from msagent.psro.game_tree import build_tree
 
-        self.tree = build_tree(game)
+        self.game, self.tree = game, build_tree(game)
         self.inputs = InfostateInputs(game, self.tree)
         self.policy, self.pull = policy, pull
         self.tables: dict[str, list[np.ndarray]] = {}
@@ -99,3 +99,20 @@ def exact_tables_possible(game: Any) -> str | None:
     if not kind.provides_information_state_string:
         return "the game has no information-state strings"
     return None
+
+
+def tables_from_scripts(env_script: str, agent_script: str, env_params: dict[str, Any],
+                        seed: int, pull: Callable[[str], Any]) -> NetworkTables | str:
+    """Members of the user's game as tables, or why the game does not allow it (not a
+    sequential OpenSpiel game, too large, information states of uneven depth...)."""
+    from msagent.user_scripts import build_policy, env_factory
+
+    game = env_factory(env_script, env_params)()
+    why = exact_tables_possible(game)
+    if why is not None:
+        return why
+    try:
+        return NetworkTables(game, build_policy(env_script, agent_script, env_params, seed),
+                             pull)
+    except ValueError as exc:
+        return str(exc)

@@ -125,6 +125,17 @@ class PSROState:
             return self.payoffs.copy()
         return symmetrized(self.payoffs)
 
+    def seat_mixture(self, record: IterationRecord | None = None) -> tuple[list, list]:
+        """Each seat's members and meta-strategy, as of ``record``'s iteration (default:
+        now)."""
+        pops, metas = [], []
+        for seat in range(self.num_players):
+            k = 0 if self.symmetric else seat
+            members = self.population_of(seat)
+            pops.append(members if record is None else members[:record.sizes[seat]])
+            metas.append(np.asarray(self.meta[k] if record is None else record.meta[k]))
+        return pops, metas
+
     def to_json(self) -> dict[str, Any]:
         """Plain JSON-able data (NaN written as null)."""
         return {

@@ -10,11 +10,11 @@ from dataclasses import dataclass
 from msagent.envs.match_games import play_seating
 from msagent.runtime import Solver, current_instance, register
 from msagent.services.acting import Acting
-from msagent.psro.neural import NetworkTables, exact_tables_possible
+from msagent.psro.neural import NetworkTables, tables_from_scripts
 from msagent.services.inference import PolicyScripts, pull_weights
 from msagent.services.league_client import LEAGUE_SERVICE
 from msagent.services.looping import Looping
-from msagent.user_scripts import build_policy, env_factory, game_factory
+from msagent.user_scripts import build_policy, game_factory
 from msagent.vocabulary import PolicyRef
 
 IDLE_S = 0.2
@@ -78,11 +78,8 @@ class MetaEvaluator(Looping):
     def _tables(self, seed: int) -> NetworkTables | None:
         """Exact entries by tree traversal where the game allows it (else None: sampled)."""
         sc = self.s.scripts
-        game = env_factory(sc.env_script, sc.env_params)()
-        if not self.s.exact or exact_tables_possible(game) is not None:
+        if not self.s.exact:
             return None
-        try:
-            policy = build_policy(sc.env_script, sc.agent_script, sc.env_params, seed)
-            return NetworkTables(game, policy, lambda m: pull_weights(PolicyRef.parse(m).key))
-        except ValueError:
-            return None
+        found = tables_from_scripts(sc.env_script, sc.agent_script, sc.env_params, seed,
+                                    lambda m: pull_weights(PolicyRef.parse(m).key))
+        return found if isinstance(found, NetworkTables) else None

@@ -28,6 +28,7 @@ from msagent.psro.state import IterationRecord, PSROState
 from msagent.psro.tabular_io import write_policy
 from msagent.rundir import RunDir
 from msagent.telemetry import log_to_file
+from msagent.telemetry.tensorboard import ScalarWriter
 from msagent.train.signals import StopSignals
 from msagent.user_scripts import env_factory
 
@@ -68,7 +69,8 @@ class PSRORun:
         self.game, self.game_string = load_game(cfg)
         self.tree = build_tree(self.game)
         self.members = TabularMembers(self.tree)
-        self.writer: Any = None
+        self.writer = ScalarWriter(run_dir.tensorboard_dir if run_dir is not None else None,
+                                   cfg.logging.tensorboard)
 
     def run(self, resume: bool) -> dict[str, Any]:
         """Iterate until a stop criterion or a signal; checkpoint and export at the end."""
@@ -112,17 +114,8 @@ class PSRORun:
         for tag, value in (("psro/nash_conv", record.nash_conv),
                            ("psro/population", float(sum(record.sizes))),
                            ("psro/meta_entropy", float(np.mean(entropy)))):
-            self._scalar(tag, value, record.iteration)
-
-    def _scalar(self, tag: str, value: float | None, step: int) -> None:
-        """Write one TensorBoard scalar (TensorBoard imported on first use)."""
-        if value is None or self.run_dir is None or not self.cfg.logging.tensorboard:
-            return
-        if self.writer is None:
-            from torch.utils.tensorboard import SummaryWriter
-
-            self.writer = SummaryWriter(log_dir=str(self.run_dir.tensorboard_dir))
-        self.writer.add_scalar(tag, value, step)
+            if value is not None:
+                self.writer.add(tag, value, record.iteration)
 
     def _checkpoint(self, state: PSROState) -> Path | None:
         """Save the members' policies (safetensors) and the PSRO state (JSON)."""
@@ -150,8 +143,7 @@ class PSRORun:
     def _finish(self, state: PSROState, reason: str) -> dict[str, Any]:
         """Final checkpoint, the exported mixture, and the result figures."""
         checkpoint = self._checkpoint(state)
-        if self.writer is not None:
-            self.writer.close()
+        self.writer.close()
         last = state.history[-1]
         result = {"stop_reason": reason, "iterations": state.iteration,
                   "nash_conv": last.nash_conv, "population": last.sizes,

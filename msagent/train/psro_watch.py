@@ -8,13 +8,10 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-import numpy as np
-
 from msagent.config import TrainConfig
-from msagent.psro.neural import NetworkTables, exact_tables_possible
+from msagent.psro.neural import NetworkTables, tables_from_scripts
 from msagent.psro.state import IterationRecord, PSROState
 from msagent.services.inference import pull_weights
-from msagent.user_scripts import build_policy, env_factory
 from msagent.vocabulary import PolicyRef
 
 log = logging.getLogger("msagent.train")
@@ -22,27 +19,12 @@ log = logging.getLogger("msagent.train")
 
 def tables_for(cfg: TrainConfig, seed: int) -> NetworkTables | None:
     """Members as tables when the game allows it (a small sequential OpenSpiel game)."""
-    sc = cfg.scripts
-    game = env_factory(sc.env, cfg.env)()
-    why = exact_tables_possible(game)
-    if why is None:
-        try:
-            policy = build_policy(sc.env, sc.agent, cfg.env, seed)
-            return NetworkTables(game, policy, lambda m: pull_weights(PolicyRef.parse(m).key))
-        except ValueError as exc:  # too large, info states of uneven depth, ...
-            why = str(exc)
-    log.warning("PSRO: NashConv is not computed and entries are sampled: %s", why)
+    found = tables_from_scripts(cfg.scripts.env, cfg.scripts.agent, cfg.env, seed,
+                                lambda m: pull_weights(PolicyRef.parse(m).key))
+    if isinstance(found, NetworkTables):
+        return found
+    log.warning("PSRO: NashConv is not computed and entries are sampled: %s", found)
     return None
-
-
-def seat_mixture(state: PSROState, record: IterationRecord) -> tuple[list, list]:
-    """Each seat's members and meta-strategy as of ``record``'s iteration."""
-    pops, metas = [], []
-    for seat in range(state.num_players):
-        k = 0 if state.symmetric else seat
-        pops.append(state.population_of(seat)[:record.sizes[seat]])
-        metas.append(np.array(record.meta[k]))
-    return pops, metas
 
 
 class PSROWatch:
@@ -62,7 +44,7 @@ class PSROWatch:
             self._skip_measured()
         for record in self.state.history[self.reported + 1:]:
             if record.nash_conv is None and self.meter is not None:
-                record.nash_conv = self.meter.nash_conv(*seat_mixture(self.state, record))
+                record.nash_conv = self.meter.nash_conv(*self.state.seat_mixture(record))
                 self.call("record_nash_conv", record.iteration, record.nash_conv)
             self._report(record)
             self.reported = record.iteration

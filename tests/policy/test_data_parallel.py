@@ -4,7 +4,6 @@ on the whole batch; and they refuse a non-finite loss together."""
 
 from __future__ import annotations
 
-import socket
 
 import gymnasium as gym
 import numpy as np
@@ -14,6 +13,7 @@ import torch.distributed as dist
 import torch.multiprocessing as mp
 
 from msagent.policy import NetworkConfig, Policy, PPO, PPOConfig
+from msagent.services.learner_group import free_port
 from msagent.policy.algorithms.collective import (SINGLE, TorchCollective, _buckets,
                                                  global_normalize)
 from tests.policy.helpers import acted_fragment
@@ -34,12 +34,6 @@ def fresh_ppo() -> PPO:
     """The same initial network in every process."""
     return PPO(Policy(OBS, gym.spaces.Discrete(2), NetworkConfig(hidden=(32, 32)), seed=7),
                CONFIG)
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def _rank(rank: int, world: int, port: int, out: dict, poison: bool) -> None:
@@ -65,7 +59,8 @@ def run_group(world: int, poison: bool = False) -> dict:
     """Run ``world`` learners as processes; each one's parameters (or error name)."""
     with mp.Manager() as manager:
         out = manager.dict()
-        mp.spawn(_rank, args=(world, free_port(), out, poison), nprocs=world, join=True)
+        mp.spawn(_rank, args=(world, free_port("127.0.0.1"), out, poison), nprocs=world,
+                 join=True)
         return dict(out)
 
 
@@ -116,5 +111,5 @@ def _cuda_rank(rank: int, world: int, port: int, out: dict) -> None:
 def test_nccl_group_averages_cuda_tensors():
     with mp.Manager() as manager:
         out = manager.dict()
-        mp.spawn(_cuda_rank, args=(2, free_port(), out), nprocs=2, join=True)
+        mp.spawn(_cuda_rank, args=(2, free_port("127.0.0.1"), out), nprocs=2, join=True)
         assert dict(out) == {0: 0.5, 1: 0.5}

@@ -107,10 +107,7 @@ class TorchCollective:
         for bucket, flat in zip(buckets, flats):
             self.dist.all_reduce(flat, group=self.group)
             flat /= self.world
-            offset = 0
-            for t in bucket:
-                t.copy_(flat[offset:offset + t.numel()].view_as(t))
-                offset += t.numel()
+            _unflatten_into(flat, bucket)
         took += time.perf_counter() - start
         self.reduce_s += took
         if self.measure_wait:
@@ -142,10 +139,7 @@ class TorchCollective:
             for bucket in _buckets(list(tensors), self.bucket_bytes):
                 flat = torch.cat([t.reshape(-1) for t in bucket])
                 self.dist.broadcast(flat, src=0, group=self.group)
-                offset = 0
-                for t in bucket:
-                    t.copy_(flat[offset:offset + t.numel()].view_as(t))
-                    offset += t.numel()
+                _unflatten_into(flat, bucket)
 
 
 def _buckets(tensors: list[Tensor], limit: int) -> list[list[Tensor]]:
@@ -162,6 +156,14 @@ def _buckets(tensors: list[Tensor], limit: int) -> list[list[Tensor]]:
         out[-1].append(t)
         size += nbytes
     return out
+
+
+def _unflatten_into(flat: Tensor, bucket: list[Tensor]) -> None:
+    """Copy consecutive slices of ``flat`` back into the bucket's tensors."""
+    offset = 0
+    for t in bucket:
+        t.copy_(flat[offset:offset + t.numel()].view_as(t))
+        offset += t.numel()
 
 
 def global_normalize(x: Tensor, collective: Collective, eps: float = 1e-8) -> Tensor:
