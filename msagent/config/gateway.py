@@ -1,0 +1,168 @@
+"""The TOML of ``msagent serve`` / ``msagent ingest``: the game-client gateway, its Redis, its
+stores and the games it accepts.
+
+Example::
+
+    [gateway]
+    port = 8700
+    data_dir = "gateway-data"        # tokens, the embedded Redis's files, default stores
+
+    [[gateway.games]]
+    name = "cartpole"
+    env = "CartPole-v1"              # schema from a Gymnasium env's spaces, or declare it:
+
+    [[gateway.games]]
+    name = "pong"
+    obs_shape = [84, 84, 4]
+    obs_dtype = "uint8"
+    action_n = 6
+"""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+from typing import Literal
+
+from pydantic import Field, ValidationError, model_validator
+
+from msagent.config.base import Section
+from msagent.config.messages import describe
+from msagent.errors import ConfigError
+from msagent.experience.schema import GAME_NAME, GameSchema
+
+
+class GameSection(Section):
+    """One game the gateway accepts uploads for: a Gymnasium ``env`` id whose spaces give the
+    schema, or the schema's fields declared here (see ``GameSchema``)."""
+
+    name: str = Field(pattern=GAME_NAME.pattern)
+    env: str = ""
+    obs_shape: list[int] | None = None
+    obs_dtype: Literal["float32", "uint8"] = "float32"
+    action_n: int | None = Field(None, ge=1)
+    action_shape: list[int] | None = None
+    max_steps: int = Field(10_000, ge=1, le=1_000_000)
+
+    @model_validator(mode="after")
+    def _env_or_fields(self) -> GameSection:
+        if bool(self.env) == (self.obs_shape is not None):
+            raise ValueError(f"game {self.name!r}: give either env (a Gymnasium id) or "
+                             f"obs_shape with action_n or action_shape")
+        return self
+
+    def schema(self) -> GameSchema:
+        """The game's upload schema (building the Gymnasium env once when ``env`` is set)."""
+        if not self.env:
+            return GameSchema(name=self.name, obs_shape=tuple(self.obs_shape),
+                              obs_dtype=self.obs_dtype, action_n=self.action_n,
+                              action_shape=None if self.action_shape is None
+                              else tuple(self.action_shape), max_steps=self.max_steps)
+        import gymnasium as gym
+
+        try:
+            env = gym.make(self.env)
+        except Exception as exc:  # gymnasium raises several kinds for an unknown id
+            raise ConfigError(f"game {self.name!r}: cannot make Gymnasium env {self.env!r}: "
+                              f"{exc}") from None
+        try:
+            return GameSchema.from_spaces(self.name, env.observation_space, env.action_space,
+                                          self.max_steps)
+        finally:
+            env.close()
+
+
+class GatewaySection(Section):
+    """The gateway service.
+
+    Attributes:
+        host: Address uvicorn listens on (loopback by default; put a TLS proxy in front of it
+            before exposing it).
+        port: Its port.
+        data_dir: Folder of the token file, the embedded Redis's append-only files and the
+            default stores (relative to the TOML's folder).
+        redis_url: Redis to stream records through; ``""`` starts an embedded ``redis-server``
+            on a free loopback port with append-only persistence in ``data_dir/redis``.
+        appendfsync: The embedded Redis's ``appendfsync`` (``always``: no acknowledged upload
+            is lost even if Redis itself is killed; ``everysec``: faster, up to 1 s at risk).
+        prefix: Prefix of every Redis key the gateway uses.
+        store: Experience store (a local path or a pyarrow/fsspec URI such as ``s3://b/exp``);
+            ``""``: ``data_dir/experience``.
+        models: Model store the gateway serves ONNX models from (path or URI); ``""``:
+            ``data_dir/models``.
+        max_body_bytes: Largest request body read (after decompression); larger: 413.
+        rate_per_s: Uploads per second each client may sustain (token bucket); above: 429.
+        burst: Uploads a client may send at once above the rate.
+        idempotency_ttl_s: How long an episode id is remembered (a retry within it is stored once).
+        max_backlog: Stream entries not yet ingested above which uploads get 503 (the store lags).
+        ingest: Run the ingestion consumer as a child process of ``msagent serve``.
+        ingest_batch: Records per Parquet file the consumer writes at most.
+        ingest_flush_s: Longest a record waits in the consumer before its file is written.
+        claim_idle_ms: Pending entries idle this long are claimed again (a consumer died).
+        games: The games uploads are accepted for.
+    """
+
+    host: str = "127.0.0.1"
+    port: int = Field(8700, ge=0, le=65535)
+    data_dir: str = "gateway-data"
+    redis_url: str = ""
+    appendfsync: Literal["always", "everysec"] = "everysec"
+    prefix: str = Field("msagent:exp", min_length=1, max_length=64)
+    store: str = ""
+    models: str = ""
+    max_body_bytes: int = Field(4 * 1024 * 1024, ge=1024)
+    rate_per_s: float = Field(200.0, gt=0)
+    burst: int = Field(400, ge=1)
+    idempotency_ttl_s: int = Field(7 * 24 * 3600, ge=1)
+    max_backlog: int = Field(1_000_000, ge=1)
+    ingest: bool = True
+    ingest_batch: int = Field(2000, ge=1)
+    ingest_flush_s: float = Field(1.0, gt=0)
+    claim_idle_ms: int = Field(30_000, ge=1)
+    games: list[GameSection] = Field(min_length=1)
+
+    @model_validator(mode="after")
+    def _unique_games(self) -> GatewaySection:
+        names = [g.name for g in self.games]
+        if len(set(names)) != len(names):
+            raise ValueError(f"game names must be unique, got {names}")
+        return self
+
+
+class GatewayConfig(Section):
+    """A whole ``msagent serve`` config; paths are resolved against ``base_dir``."""
+
+    gateway: GatewaySection
+    base_dir: str = "."
+
+    def path(self, value: str, default: str) -> str:
+        """A configured store path or URI (``default`` under ``data_dir`` when empty);
+        relative local paths start from the TOML's folder."""
+        value = value or str(Path(self.gateway.data_dir) / default)
+        if "://" in value:
+            return value
+        return str((Path(self.base_dir) / value).resolve())
+
+    @property
+    def data_dir(self) -> Path:
+        """The data folder, absolute."""
+        return Path(self.path(self.gateway.data_dir, ""))
+
+    def schemas(self) -> dict[str, GameSchema]:
+        """Every game's upload schema by name."""
+        return {g.name: g.schema() for g in self.gateway.games}
+
+
+def load_gateway_config(path: str | Path) -> GatewayConfig:
+    """Read and validate a gateway TOML; ConfigError names the file and every bad key."""
+    path = Path(path).expanduser().absolute()
+    try:
+        data = tomllib.loads(path.read_text())
+    except FileNotFoundError:
+        raise ConfigError(f"{path}: no such config file") from None
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{path}: not valid TOML: {exc}") from None
+    try:
+        return GatewayConfig.model_validate({**data, "base_dir": str(path.parent)})
+    except ValidationError as exc:
+        raise ConfigError(describe(exc, GatewayConfig, str(path))) from None

@@ -1,0 +1,163 @@
+"""The episode record every part of the client pipeline agrees on, and its msgpack form.
+
+A game client uploads an episode; the gateway checks it against the game's
+:class:`~msagent.experience.schema.GameSchema`, adds :class:`Provenance` and puts the record's
+msgpack bytes on the stream; the ingestion consumer decodes them again (never unpickles) and
+writes Parquet rows.
+
+Arrays travel as ``{"dtype": "<f4", "shape": [T, 4], "data": <raw little-endian bytes>}``
+(:func:`encode_array`); :func:`decode_array` refuses unknown dtypes, negative or huge shapes
+and byte counts that do not match the declared shape, before allocating anything.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import msgpack
+import numpy as np
+
+RECORD_FORMAT = "msagent-episode/1"
+"""Tag of the record's msgpack form (bumped when fields change incompatibly)."""
+
+ALLOWED_DTYPES = ("<f4", "<f8", "<i8", "<i4", "|u1", "|b1")
+"""Array dtypes accepted on the wire (numpy ``dtype.str``): float32/64, int64/32, uint8, bool."""
+
+MAX_ARRAY_ELEMENTS = 1 << 26
+"""No array on the wire may declare more elements than this (64 Mi), whatever its bytes."""
+
+
+class RecordError(ValueError):
+    """An uploaded or streamed record is malformed; the message names the field and why."""
+
+
+@dataclass(frozen=True)
+class Provenance:
+    """Who sent a record and when, kept with every stored step.
+
+    Attributes:
+        client_id: The token's client name (never the token).
+        received_at: Unix time (seconds) the gateway accepted the upload.
+        client_version: What the client says it is (free text, at most 64 chars).
+        model_version: The published model version that acted (None: unknown / not a model).
+    """
+
+    client_id: str
+    received_at: float
+    client_version: str = ""
+    model_version: int | None = None
+
+
+@dataclass
+class EpisodeRecord:
+    """One uploaded episode (or a batch of consecutive steps of one), checked and stamped.
+
+    Arrays have a leading time axis of length T >= 1. ``log_probs`` are the behaviour policy's
+    log-probabilities of the actions taken (needed by V-trace; None when the client did not
+    send them). ``terminated``/``truncated`` say how the last step ended the episode (both
+    False: more steps of this episode may follow under a later ``part``).
+    """
+
+    game: str
+    episode_id: str
+    observations: np.ndarray
+    actions: np.ndarray
+    rewards: np.ndarray
+    log_probs: np.ndarray | None
+    terminated: bool
+    truncated: bool
+    provenance: Provenance
+    part: int = 0
+
+    def __len__(self) -> int:
+        """Number of steps."""
+        return int(self.rewards.shape[0])
+
+    def episode_return(self) -> float:
+        """Sum of the rewards."""
+        return float(self.rewards.sum())
+
+    def to_msgpack(self) -> bytes:
+        """The record as msgpack bytes (what goes on the stream)."""
+        p = self.provenance
+        body = {
+            "format": RECORD_FORMAT, "game": self.game, "episode_id": self.episode_id,
+            "part": self.part, "observations": encode_array(self.observations),
+            "actions": encode_array(self.actions), "rewards": encode_array(self.rewards),
+            "log_probs": None if self.log_probs is None else encode_array(self.log_probs),
+            "terminated": self.terminated, "truncated": self.truncated,
+            "client_id": p.client_id, "received_at": p.received_at,
+            "client_version": p.client_version, "model_version": p.model_version,
+        }
+        return msgpack.packb(body, use_bin_type=True)
+
+    @classmethod
+    def from_msgpack(cls, data: bytes) -> EpisodeRecord:
+        """Decode :meth:`to_msgpack`'s bytes; RecordError names what is wrong."""
+        try:
+            body = msgpack.unpackb(data, raw=False, strict_map_key=True)
+        except (ValueError, msgpack.ExtraData, msgpack.FormatError, msgpack.StackError) as exc:
+            raise RecordError(f"record is not valid msgpack: {exc}") from None
+        if not isinstance(body, dict) or body.get("format") != RECORD_FORMAT:
+            raise RecordError(f"record is not a {RECORD_FORMAT} map")
+        try:
+            log_probs = body["log_probs"]
+            prov = Provenance(str(body["client_id"]), float(body["received_at"]),
+                              str(body["client_version"]), _opt_int(body["model_version"]))
+            return cls(str(body["game"]), str(body["episode_id"]),
+                       decode_array(body["observations"], "observations"),
+                       decode_array(body["actions"], "actions"),
+                       decode_array(body["rewards"], "rewards"),
+                       None if log_probs is None else decode_array(log_probs, "log_probs"),
+                       bool(body["terminated"]), bool(body["truncated"]), prov,
+                       int(body["part"]))
+        except KeyError as exc:
+            raise RecordError(f"record lacks field {exc}") from None
+        except (TypeError, ValueError) as exc:
+            raise RecordError(f"record has a field of the wrong type: {exc}") from None
+
+
+def _opt_int(value: Any) -> int | None:
+    """An int or None (bools are not versions)."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"model_version must be an integer or null, got {value!r}")
+    return value
+
+
+def encode_array(array: np.ndarray) -> dict[str, Any]:
+    """An array as a msgpack-friendly map of dtype, shape and raw little-endian bytes."""
+    array = np.ascontiguousarray(array)
+    if array.dtype.byteorder == ">":
+        array = array.astype(array.dtype.newbyteorder("<"))
+    return {"dtype": array.dtype.str, "shape": list(array.shape), "data": array.tobytes()}
+
+
+def decode_array(value: Any, name: str) -> np.ndarray:
+    """The array an :func:`encode_array` map describes; RecordError for anything else.
+
+    The declared shape is checked against ``MAX_ARRAY_ELEMENTS`` and the actual byte count
+    before any memory is allocated, so a huge declared length costs nothing.
+    """
+    if not isinstance(value, dict) or set(value) != {"dtype", "shape", "data"}:
+        raise RecordError(f"{name}: expected a map with exactly dtype, shape and data")
+    dtype, shape, data = value["dtype"], value["shape"], value["data"]
+    if dtype not in ALLOWED_DTYPES:
+        raise RecordError(f"{name}: dtype {dtype!r} is not one of {list(ALLOWED_DTYPES)}")
+    if not isinstance(shape, list | tuple) or not 1 <= len(shape) <= 8 or not all(
+            isinstance(d, int) and not isinstance(d, bool) and 0 <= d for d in shape):
+        raise RecordError(f"{name}: shape must be 1 to 8 non-negative integers, got {shape!r}")
+    count = math.prod(shape)
+    if count > MAX_ARRAY_ELEMENTS:
+        raise RecordError(f"{name}: shape {shape} declares {count} elements, more than "
+                          f"{MAX_ARRAY_ELEMENTS}")
+    if not isinstance(data, bytes | bytearray):
+        raise RecordError(f"{name}: data must be bytes")
+    itemsize = np.dtype(dtype).itemsize
+    if len(data) != count * itemsize:
+        raise RecordError(f"{name}: shape {shape} of {dtype} needs {count * itemsize} bytes, "
+                          f"got {len(data)}")
+    return np.frombuffer(data, dtype=dtype).reshape(shape)

@@ -1,0 +1,224 @@
+"""A game's declared upload schema, and the check every uploaded episode passes.
+
+The gateway never trusts a client: an upload is a plain map (decoded from msgpack or JSON,
+never unpickled) whose every field is checked here against the game's schema (observation
+shape and dtype, action space, length, finite numbers) before it becomes an
+:class:`~msagent.experience.records.EpisodeRecord`. Anything else is a :class:`RecordError`
+naming the field and the reason; the gateway turns it into a 4xx.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Literal
+
+import numpy as np
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from msagent.experience.records import EpisodeRecord, Provenance, RecordError, decode_array
+
+GAME_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
+"""What a game's name may look like (it becomes a URL segment and a Parquet partition)."""
+
+EPISODE_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$")
+"""What an episode id (the upload's idempotency key) may look like."""
+
+UPLOAD_FIELDS = {"episode_id", "part", "client_version", "model_version", "observations",
+                 "actions", "rewards", "log_probs", "terminated", "truncated"}
+"""Every field an upload may carry; ``log_probs``, ``part``, ``client_version`` and
+``model_version`` are optional."""
+
+LOGP_SLACK = 1e-4
+"""How far above 0 a discrete action's log-probability may be (rounding) before it is refused."""
+
+
+class GameSchema(BaseModel):
+    """What one game's uploads must look like.
+
+    Attributes:
+        name: The game's name in URLs and in the store's partitions.
+        obs_shape: Shape of one observation.
+        obs_dtype: ``float32`` (finite values) or ``uint8`` (images).
+        action_n: Number of actions of a Discrete action space (or None).
+        action_shape: Shape of a Box action (or None); exactly one of the two is set.
+        max_steps: Most steps one upload may carry.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: str = Field(pattern=GAME_NAME.pattern)
+    obs_shape: tuple[int, ...] = Field(min_length=1, max_length=4)
+    obs_dtype: Literal["float32", "uint8"] = "float32"
+    action_n: int | None = Field(None, ge=1)
+    action_shape: tuple[int, ...] | None = None
+    max_steps: int = Field(10_000, ge=1, le=1_000_000)
+
+    @model_validator(mode="after")
+    def _one_action_space(self) -> GameSchema:
+        if (self.action_n is None) == (self.action_shape is None):
+            raise ValueError("declare exactly one of action_n (Discrete) and action_shape (Box)")
+        if any(d < 1 for d in self.obs_shape + (self.action_shape or ())):
+            raise ValueError("obs_shape and action_shape must be positive integers")
+        return self
+
+    @classmethod
+    def from_spaces(cls, name: str, obs_space: Any, action_space: Any,
+                    max_steps: int = 10_000) -> GameSchema:
+        """The schema of a Gymnasium env's spaces (Box observations; Discrete or Box actions)."""
+        from gymnasium import spaces
+
+        if not isinstance(obs_space, spaces.Box):
+            raise RecordError(f"game {name!r}: only Box observations can be uploaded, "
+                              f"not {obs_space}")
+        dtype = "uint8" if obs_space.dtype == np.uint8 else "float32"
+        if isinstance(action_space, spaces.Discrete):
+            return cls(name=name, obs_shape=obs_space.shape, obs_dtype=dtype,
+                       action_n=int(action_space.n), max_steps=max_steps)
+        if isinstance(action_space, spaces.Box):
+            return cls(name=name, obs_shape=obs_space.shape, obs_dtype=dtype,
+                       action_shape=action_space.shape, max_steps=max_steps)
+        raise RecordError(f"game {name!r}: action space {action_space} cannot be uploaded")
+
+    def validate_upload(self, body: Any, provenance: Provenance) -> EpisodeRecord:
+        """The checked record of one decoded upload body; RecordError says what is wrong."""
+        if not isinstance(body, dict):
+            raise RecordError("the upload must be a map of fields")
+        unknown = set(body) - UPLOAD_FIELDS
+        if unknown:
+            raise RecordError(f"unknown fields {sorted(map(str, unknown))}; allowed: "
+                              f"{sorted(UPLOAD_FIELDS)}")
+        episode_id = _episode_id(body.get("episode_id"))
+        rewards = _floats(_array(body, "rewards"), "rewards")
+        steps = _length(rewards, self.max_steps)
+        return EpisodeRecord(
+            game=self.name, episode_id=episode_id,
+            observations=self._observations(_array(body, "observations"), steps),
+            actions=self._actions(_array(body, "actions"), steps),
+            rewards=_shaped(rewards, (steps,), "rewards"),
+            log_probs=self._log_probs(body.get("log_probs"), steps),
+            terminated=_flag(body, "terminated"), truncated=_flag(body, "truncated"),
+            provenance=Provenance(provenance.client_id, provenance.received_at,
+                                  _text(body.get("client_version", ""), "client_version", 64),
+                                  _model_version(body.get("model_version"))),
+            part=_int_in(body.get("part", 0), "part", 0, 1_000_000))
+
+    def _observations(self, raw: np.ndarray, steps: int) -> np.ndarray:
+        """Observations of the declared shape and dtype."""
+        obs = _shaped(raw, (steps, *self.obs_shape), "observations")
+        if self.obs_dtype == "uint8":
+            if obs.dtype != np.uint8:
+                ints = _ints(obs, "observations")
+                if ints.size and (ints.min() < 0 or ints.max() > 255):
+                    raise RecordError("observations: uint8 values must lie in 0..255")
+                obs = ints.astype(np.uint8)
+            return obs
+        return _floats(obs, "observations")
+
+    def _actions(self, raw: np.ndarray, steps: int) -> np.ndarray:
+        """Actions inside the declared action space."""
+        if self.action_n is None:
+            return _floats(_shaped(raw, (steps, *self.action_shape), "actions"), "actions")
+        actions = _ints(_shaped(raw, (steps,), "actions"), "actions")
+        if actions.size and (actions.min() < 0 or actions.max() >= self.action_n):
+            bad = actions[(actions < 0) | (actions >= self.action_n)][0]
+            raise RecordError(f"actions: {int(bad)} is outside Discrete({self.action_n})")
+        return actions
+
+    def _log_probs(self, value: Any, steps: int) -> np.ndarray | None:
+        """Behaviour log-probabilities, when sent: finite, and <= 0 for discrete actions."""
+        if value is None:
+            return None
+        logp = _shaped(_floats(_to_array(value, "log_probs"), "log_probs"), (steps,), "log_probs")
+        if self.action_n is not None and logp.size and logp.max() > LOGP_SLACK:
+            raise RecordError(f"log_probs: {float(logp.max())} is above 0 (a probability > 1)")
+        return logp
+
+
+def _array(body: dict, name: str) -> np.ndarray:
+    """A required array field."""
+    if name not in body:
+        raise RecordError(f"missing field {name!r}")
+    return _to_array(body[name], name)
+
+
+def _to_array(value: Any, name: str) -> np.ndarray:
+    """An encoded array map, or nested lists of numbers (JSON), as a numpy array."""
+    if isinstance(value, dict):
+        return decode_array(value, name)
+    if not isinstance(value, list):
+        raise RecordError(f"{name}: expected an array (a list or a dtype/shape/data map)")
+    try:
+        array = np.array(value)
+    except (ValueError, TypeError, OverflowError, RecursionError):
+        raise RecordError(f"{name}: lists must be rectangular and hold only numbers") from None
+    if array.dtype.kind not in "biuf" or array.ndim == 0:
+        raise RecordError(f"{name}: lists must be rectangular and hold only numbers")
+    return array
+
+
+def _length(rewards: np.ndarray, max_steps: int) -> int:
+    """The upload's number of steps, from its rewards."""
+    if rewards.ndim != 1 or not 1 <= rewards.shape[0] <= max_steps:
+        raise RecordError(f"rewards: expected shape [T] with 1 <= T <= {max_steps}, got "
+                          f"{list(rewards.shape)}")
+    return int(rewards.shape[0])
+
+
+def _shaped(array: np.ndarray, shape: tuple[int, ...], name: str) -> np.ndarray:
+    """The array, if it has exactly the expected shape."""
+    if tuple(array.shape) != shape:
+        raise RecordError(f"{name}: expected shape {list(shape)}, got {list(array.shape)}")
+    return array
+
+
+def _floats(array: np.ndarray, name: str) -> np.ndarray:
+    """A finite float32 copy of a numeric array."""
+    if array.dtype.kind not in "biuf":
+        raise RecordError(f"{name}: expected numbers, got dtype {array.dtype}")
+    with np.errstate(over="ignore", invalid="ignore"):
+        floats = array.astype(np.float32)
+    if not np.isfinite(floats).all():
+        raise RecordError(f"{name}: holds NaN or infinite values (or values beyond float32)")
+    return floats
+
+
+def _ints(array: np.ndarray, name: str) -> np.ndarray:
+    """An int64 copy of an integer array (floats are refused, not rounded)."""
+    if array.dtype.kind not in "iu" or array.dtype == np.uint64:
+        raise RecordError(f"{name}: expected integers, got dtype {array.dtype}")
+    return array.astype(np.int64)
+
+
+def _flag(body: dict, name: str) -> bool:
+    """A required boolean."""
+    value = body.get(name)
+    if not isinstance(value, bool):
+        raise RecordError(f"{name}: expected true or false, got {type(value).__name__}")
+    return value
+
+
+def _episode_id(value: Any) -> str:
+    """The idempotency key."""
+    if not isinstance(value, str) or not EPISODE_ID.match(value):
+        raise RecordError(f"episode_id: expected 1-128 characters of [A-Za-z0-9_.:-] "
+                          f"starting with a letter or digit")
+    return value
+
+
+def _text(value: Any, name: str, limit: int) -> str:
+    """A short printable string."""
+    if not isinstance(value, str) or len(value) > limit or not value.isprintable():
+        raise RecordError(f"{name}: expected printable text of at most {limit} characters")
+    return value
+
+
+def _int_in(value: Any, name: str, low: int, high: int) -> int:
+    """An integer within bounds (bools are not integers here)."""
+    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+        raise RecordError(f"{name}: expected an integer in {low}..{high}")
+    return value
+
+
+def _model_version(value: Any) -> int | None:
+    """The model version that acted, or None."""
+    return None if value is None else _int_in(value, "model_version", 0, 2**62)
