@@ -31,8 +31,9 @@ NULLABLE = frozenset(n for n, hint in _HINTS.items() if type(None) in typing.get
 class _AlgorithmBase(Section):
     """Behaviour of the generated ``AlgorithmSection`` (its fields are PPOConfig's)."""
 
-    name: Literal["ppo", "impala"] = "ppo"
-    """``ppo`` (on-policy, GAE) or ``impala`` (V-trace: for ``services.learner.sync = false``)."""
+    name: Literal["ppo", "impala", "bc"] = "ppo"
+    """``ppo`` (on-policy, GAE), ``impala`` (V-trace: for ``services.learner.sync = false`` and
+    for stored experience) or ``bc`` (behaviour cloning of the data's actions)."""
 
     @field_validator("*", mode="before")
     @classmethod

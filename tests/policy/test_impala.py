@@ -63,4 +63,4 @@ def test_non_finite_fragments_are_refused():
 
 
 def test_the_registry_names_both_algorithms():
-    assert set(ALGORITHMS) == {"ppo", "impala"}
+    assert set(ALGORITHMS) == {"ppo", "impala", "bc"}

@@ -83,5 +83,13 @@ class IMPALA(PPO):
                           discounts, cfg.vtrace_clip_rho, cfg.vtrace_clip_c)
 
 
-ALGORITHMS = {"ppo": PPO, "impala": IMPALA}
+def _algorithms() -> dict[str, type[PPO]]:
+    """Every algorithm by ``[algorithm] name`` (behaviour cloning imported here, not above,
+    to keep one registry without an import cycle)."""
+    from msagent.policy.algorithms.bc import BehaviourCloning
+
+    return {"ppo": PPO, "impala": IMPALA, "bc": BehaviourCloning}
+
+
+ALGORITHMS = _algorithms()
 """Algorithms by ``[algorithm] name``."""
