@@ -16,6 +16,7 @@ from pydantic import Field, ValidationInfo, field_validator
 from msagent.buffer.config import TableConfig
 from msagent.config.algorithm import AlgorithmSection, NONE_WORD, NULLABLE
 from msagent.config.base import Section
+from msagent.config.data import DataSection, PublishSection
 from msagent.config.general import (LoggingSection, RunSection, ScriptsSection, StopSection,
                                     _base_dir, resolve_script)
 from msagent.config.league import LeagueSection
@@ -58,6 +59,21 @@ class TrainConfig(Section):
     logging: LoggingSection = Field(default_factory=LoggingSection)
     league: LeagueSection | None = None
     """A ``[league]`` table turns the run into league training (several trainable players)."""
+    data: DataSection = Field(default_factory=DataSection)
+    """Where the learner's fragments come from: env workers, stored uploads, or both."""
+    publish: PublishSection = Field(default_factory=PublishSection)
+    """Publishing the acting policy as ONNX for game clients."""
+
+    @field_validator("data", "publish")
+    @classmethod
+    def _resolve_stores(cls, value: DataSection | PublishSection,
+                        info: ValidationInfo) -> DataSection | PublishSection:
+        """Make local store paths absolute (against the TOML's folder); URIs stay as given."""
+        name = "store" if isinstance(value, DataSection) else "models"
+        path = getattr(value, name)
+        if path and "://" not in path:
+            setattr(value, name, str((_base_dir(info.context) / path).expanduser().resolve()))
+        return value
 
     @field_validator("league")
     @classmethod

@@ -19,6 +19,7 @@ from msagent.services.inference import PolicyScripts
 from msagent.services.learner_group import (LearnerGroupError, join_group, leave_group,
                                             rendezvous_topic)
 from msagent.services.learner_league import LeagueHooks
+from msagent.services.learner_publish import Publisher, PublishSettings
 from msagent.services.learner_state import (LearnerCounters, export_learner, restore_learner,
                                            save_learner)
 from msagent.services.params import params_topic
@@ -54,7 +55,9 @@ class LearnerSettings:
     collective_timeout_s: float = 120.0
     """How long a group member waits in a collective for its peers before it fails."""
     algorithm: str = "ppo"
-    """``ppo`` or ``impala`` (msagent.policy.algorithms.impala.ALGORITHMS)."""
+    """``ppo``, ``impala`` or ``bc`` (msagent.policy.algorithms.impala.ALGORITHMS)."""
+    publish: PublishSettings | None = None
+    """Publish the acting policy as ONNX for game clients (rank 0; None: never)."""
 
 
 class Learner:
@@ -80,6 +83,8 @@ class Learner:
                                      settings.policy_id if settings.league else None).counters
         self._league = (LeagueHooks(settings.policy_id, self.ppo, self._run_dir)
                         if settings.league and self.rank == 0 else None)
+        self._publisher = (Publisher(settings.publish, settings.run_dir, settings.policy_id)
+                           if settings.publish is not None and self.rank == 0 else None)
         if settings.group_size > 1:
             self._join_group()
 
@@ -167,6 +172,8 @@ class Learner:
                     self._learn(pending)
                 pending = []
         self.ppo.collective.any(True)  # tell the peers waiting at their next batch
+        if self._publisher is not None and self.c.updates:
+            self._publisher.publish(self.ppo.policy, self.version)  # the final policy
 
     def _sample(self, n: int) -> list[Any]:
         """Up to ``n`` fragments, or none when the buffer had none in time."""
@@ -234,6 +241,8 @@ class Learner:
         Solver().retrieve("ModelPoolService", "push", self.s.policy_id,
                           self.ppo.policy.get_weights(), meta, self.version)
         self.c.snapshots += 1
+        if self._publisher is not None:
+            self._publisher.after_snapshot(self.ppo.policy, self.c.snapshots, self.version)
 
 
 def share(batch: int, group_size: int) -> int:

@@ -116,7 +116,8 @@ class Driver:
         if plan is not None:
             self.metrics.load_state_dict(plan.progress)
         sv = cfg.services
-        self.supervisor = Supervisor(services, SupervisorSettings(sv.env_worker.num_envs, {
+        per_feeder = cfg.data.streams if cfg.data.source == "store" else sv.env_worker.num_envs
+        self.supervisor = Supervisor(services, SupervisorSettings(per_feeder, {
             services.workers.name: sv.env_worker.max_restarts,
             "InferenceServer": sv.inference.max_restarts}))
         self.writer = ScalarWriter(run_dir.tensorboard_dir if run_dir and cfg.logging.tensorboard
@@ -132,6 +133,8 @@ class Driver:
             for learner in self.services.learners.values():
                 learner.call_all("run")
             self.services.workers.call_all("run")
+            if self.services.readers is not None:
+                self.services.readers.call_all("run")
             if self.services.evaluator is not None:
                 self.services.evaluator.call_all("run")
             reason = self._watch()
@@ -248,8 +251,9 @@ class Driver:
         batch = mean_batch_size(self.services.inference.stats()) if self.services.inference \
             else None
         self.services.workers.call_all("stop")
-        if self.services.evaluator is not None:
-            self.services.evaluator.call_all("stop")
+        for handle in (self.services.readers, self.services.evaluator):
+            if handle is not None:
+                handle.call_all("stop")
         learners = {p: rank_zero(h.call_all("stop", STOP_S))
                     for p, h in self.services.learners.items()}
         learner = next(iter(learners.values()))
@@ -272,7 +276,8 @@ class Driver:
 
     def _after_failure(self) -> None:
         """End the loops of what still lives, and checkpoint if the learner lives and is sound."""
-        stoppable = [(self.services.workers, ()), (self.services.evaluator, ()),
+        stoppable = [(self.services.workers, ()), (self.services.readers, ()),
+                     (self.services.evaluator, ()),
                      *((h, (5.0,)) for h in self.services.learners.values())]
         for handle, args in ((h, a) for h, a in stoppable if h is not None):
             try:

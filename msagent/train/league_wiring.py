@@ -117,11 +117,14 @@ def _learner_settings(cfg: TrainConfig, run: wiring.RunInfo, player: str, table:
                       batch: int) -> LearnerSettings:
     """One player's learner: its table, its topic, snapshots as the league orders."""
     sv = cfg.services.learner
+    group = wiring.group_settings(cfg, run)
+    if player != "main":  # a league publishes its main agent for game clients
+        group["publish"] = None
     return LearnerSettings(
         scripts=wiring.policy_scripts(cfg), ppo=cfg.ppo_config(), batch_fragments=batch,
         policy_id=player, table=table, max_policy_lag=sv.max_policy_lag,
         publish_every=sv.publish_every, dump_model_every=0, run_dir=run.run_dir,
-        resume_step=run.resume_step, league=True, **wiring.group_settings(cfg, run))
+        resume_step=run.resume_step, league=True, **group)
 
 
 def _start_evaluator(cfg: TrainConfig, start, player: str) -> ServiceHandle | None:

@@ -82,27 +82,39 @@ class Supervisor:
                 raise ServiceDiedError(f"service {handle.name} died ({', '.join(dead)})")
         if self.services.inference is not None:
             self._replace(self.services.inference, handle_dead(self.services.inference))
-        workers = self.services.workers
-        dead = handle_dead(workers)
-        drained = workers.call_each("drain")
+        drained = {}
+        for feeder in self._feeders():
+            drained.update(self._supervise(feeder))
+        return drained
+
+    def _feeders(self) -> list[ServiceHandle]:
+        """The services that ship fragments: env workers, and store readers beside them."""
+        readers = getattr(self.services, "readers", None)
+        return [self.services.workers] + ([readers] if readers is not None else [])
+
+    def _supervise(self, feeders: ServiceHandle) -> dict[str, dict[str, Any]]:
+        """Drain one feeding service; replace its dead or failed instances."""
+        dead = handle_dead(feeders)
+        drained = feeders.call_each("drain")
         failed = {iid: d["error"] for iid, d in drained.items() if d["error"] is not None}
-        self._check_fatal(failed)
+        self._check_fatal(feeders, failed)
         if failed:
-            workers.remove(list(failed))
+            feeders.remove(list(failed))
         self._count_shipped(drained)
-        self._replace(workers, dead + [(iid, err.line()) for iid, err in failed.items()])
-        self._finish_replacements(workers, drained)
+        self._replace(feeders, dead + [(iid, err.line()) for iid, err in failed.items()])
+        self._finish_replacements(drained)
         return drained
 
     def close(self) -> None:
         """Wait for a replacement in progress (it must not outlive the run's backend)."""
         self._pool.shutdown(wait=True, cancel_futures=True)
 
-    def _check_fatal(self, failed: dict[str, ErrorInfo]) -> None:
+    def _check_fatal(self, feeders: ServiceHandle, failed: dict[str, ErrorInfo]) -> None:
         """A user error (bad env data, a broken script) is not retried: it stops the run."""
         for iid, err in failed.items():
-            if err.user or self.s.limit(self.services.workers.name) == 0:
-                raise err.rebuild(f"env worker {iid} failed")
+            if err.user or self.s.limit(feeders.name) == 0:
+                what = "env worker" if feeders is self.services.workers else "store reader"
+                raise err.rebuild(f"{what} {iid} failed")
 
     def _count_shipped(self, drained: dict[str, dict[str, Any]]) -> None:
         """Remember which instances took env steps (a replacement that did is healthy)."""
@@ -131,7 +143,7 @@ class Supervisor:
         if book.restarts > self.s.limit(service):
             raise ServiceDiedError(f"{iid} died or failed ({cause}); {service} was already "
                                    f"replaced {self.s.limit(service)} times (the limit)")
-        if service == self.services.workers.name and book.strikes > CRASH_LOOP_STRIKES:
+        if service in {h.name for h in self._feeders()} and book.strikes > CRASH_LOOP_STRIKES:
             raise ServiceDiedError(f"{iid} failed ({cause}); {CRASH_LOOP_STRIKES} replacements "
                                    "in a row failed before taking a step: the env script is "
                                    "crash-looping")
@@ -144,15 +156,17 @@ class Supervisor:
         if waiting:
             book.future = self._pool.submit(handle.grow, len(waiting))
 
-    def _finish_replacements(self, workers: ServiceHandle, drained: dict[str, Any]) -> None:
+    def _finish_replacements(self, drained: dict[str, Any]) -> None:
         """Start replacements that are ready, and record when they first took steps."""
+        handles = {h.name: h for h in [*self._feeders(), self.services.inference] if h}
         for name, book in self._books.items():
-            handle = workers if name == workers.name else self.services.inference
+            handle = handles[name]
             if book.future is not None and book.future.done():
                 self._started(handle, book, book.future.result())
                 book.future = None
                 self._launch(handle, book)
-            for rep in [r for r in book.pending if _is_back(r, handle is workers, drained)]:
+            feeding = handle is not self.services.inference
+            for rep in [r for r in book.pending if _is_back(r, feeding, drained)]:
                 rep.back_s = round(time.monotonic() - rep.detected_at, 2)
                 book.pending.remove(rep)
                 log.info("replacement %s of %s is back after %.1f s", rep.new, rep.dead, rep.back_s)
@@ -163,8 +177,9 @@ class Supervisor:
         for rep, iid in zip(waiting, new):
             rep.new, rep.ready_s = iid, round(time.monotonic() - rep.detected_at, 2)
             self.replacements.append(rep)
-        if handle is self.services.workers:
+        if handle in self._feeders():
             handle.call_some(new, "run")
+        if handle is self.services.workers:
             self._resize_batch()
 
     def _resize_batch(self) -> None:

@@ -32,8 +32,24 @@ def check_supported(cfg: TrainConfig) -> None:
                                 ("services.model_pool.num", sv.model_pool.num, 1)):
         if value != allowed:
             raise ConfigError(f"{key} = {value}: this version runs exactly {allowed}")
-    if sv.env_worker.num < 1:
+    _check_data(cfg)
+    if sv.env_worker.num < 1 and cfg.data.source != "store":
         raise ConfigError("services.env_worker.num must be >= 1 to train")
     if sv.learner.sync and sv.learner.publish_every != 1:
         raise ConfigError("services.learner.publish_every must be 1 when services.learner.sync "
                           "= true: sync actors wait for every new version")
+
+
+def _check_data(cfg: TrainConfig) -> None:
+    """Stored uploads were acted by other policies: only off-policy-correct algorithms, and
+    single-policy runs, may train on them."""
+    if cfg.data.source == "env":
+        return
+    if cfg.league is not None:
+        raise ConfigError(f"data.source = {cfg.data.source!r} is for single-policy runs; a "
+                          "[league] trains on its own matches (use data.source = 'env')")
+    if cfg.algorithm.name == "ppo":
+        raise ConfigError(f"data.source = {cfg.data.source!r} needs an algorithm that is "
+                          "correct on data it did not act: set [algorithm] name = 'impala' "
+                          "(V-trace on the uploaded log-probabilities) or 'bc' (behaviour "
+                          "cloning); PPO assumes its own, fresh experience")

@@ -17,8 +17,10 @@ from msagent.runtime import ServiceHandle, launch
 from msagent.services.env_worker import EnvWorker, WorkerSettings
 from msagent.services.inference import PolicyScripts, configured
 from msagent.services.learner import Learner, LearnerSettings
+from msagent.services.learner_publish import PublishSettings
 from msagent.services.model_pool import ModelPoolService
 from msagent.services.replay_buffer import ReplayBufferService
+from msagent.services.store_reader import ReaderSettings, StoreReader
 
 POLICY_ID = "main"
 
@@ -39,6 +41,8 @@ class Services:
     batches: dict[str, int] = field(default_factory=dict)
     league: ServiceHandle | None = None
     evaluator: ServiceHandle | None = None
+    readers: ServiceHandle | None = None
+    """Store readers beside env workers (``data.source = "mixed"``)."""
 
     @property
     def learner(self) -> ServiceHandle:
@@ -47,7 +51,8 @@ class Services:
 
     def all(self) -> list[ServiceHandle]:
         """Every handle, workers first (the order to stop them in)."""
-        found = [self.workers, self.evaluator, self.inference, *self.learners.values(),
+        found = [self.workers, self.readers, self.evaluator, self.inference,
+                 *self.learners.values(),
                  self.league, self.buffer, self.model_pool]
         return [h for h in found if h is not None]
 
@@ -97,24 +102,30 @@ def connect_services(cfg: TrainConfig, run: RunInfo) -> Services:
         started.append(handle)
         return handle
 
+    feeds = fragments_per_round(cfg)
     try:  # the slowest to build first: Ray starts two processes at a time on two cores
         learner = start(Learner, num=sv.learner.num, resources=_res(sv.learner),
                         args=(LearnerSettings(
             scripts=scripts, ppo=cfg.ppo_config(), table=table.name, policy_id=POLICY_ID,
-            batch_fragments=sv.env_worker.num * sv.env_worker.num_envs,
+            batch_fragments=sum(feeds.values()),
             max_policy_lag=sv.learner.max_policy_lag, publish_every=sv.learner.publish_every,
             dump_model_every=sv.learner.dump_model_every, run_dir=run.run_dir,
             resume_step=run.resume_step, **group_settings(cfg, run)),))
-        central = sv.inference.mode == "central"
+        playing = cfg.data.source != "store"
+        central = sv.inference.mode == "central" and playing
         per_server = -(-sv.env_worker.num // max(sv.inference.num, 1))  # ceil
         inference = start(configured(sv.inference.batch or per_server, sv.inference.max_wait_ms),
                           num=sv.inference.num, name="InferenceServer",
                           resources=_res(sv.inference),
                           args=(scripts, sv.inference.cache_size)) if central else None
+        readers = start(StoreReader, num=cfg.data.readers, resources=_res(sv.env_worker),
+                        args=(reader_settings(cfg, table.name, run.generation),)) \
+            if "readers" in feeds else None
         workers = start(EnvWorker, num=sv.env_worker.num, resources=_res(sv.env_worker),
                         args=(WorkerSettings(scripts, sv.env_worker.num_envs,
                                              sv.env_worker.fragment_len, POLICY_ID, table.name,
-                                             central, sv.learner.sync, run.generation),))
+                                             central, sv.learner.sync, run.generation),)) \
+            if playing else readers
         buffer = start(ReplayBufferService, resources=_res(sv.buffer), args=([table],))
         model_pool = start(ModelPoolService, resources=_res(sv.model_pool),
                            kwargs={"url": sv.model_pool.url, "keep_last": sv.model_pool.keep_last,
@@ -124,7 +135,28 @@ def connect_services(cfg: TrainConfig, run: RunInfo) -> Services:
         stop_started(started)
         raise
     return Services(buffer, model_pool, {POLICY_ID: learner}, inference, workers,
-                    {POLICY_ID: sv.env_worker.num * sv.env_worker.num_envs})
+                    {POLICY_ID: sum(feeds.values())},
+                    readers=readers if cfg.data.source == "mixed" else None)
+
+
+def fragments_per_round(cfg: TrainConfig) -> dict[str, int]:
+    """Fragments each kind of feeder ships per round (the learner's batch is their sum)."""
+    sv, data = cfg.services, cfg.data
+    feeds = {}
+    if data.source != "store":
+        feeds["workers"] = sv.env_worker.num * sv.env_worker.num_envs
+    if data.source != "env":
+        feeds["readers"] = data.readers * data.streams
+    return feeds
+
+
+def reader_settings(cfg: TrainConfig, table: str, generation: int) -> ReaderSettings:
+    """What every store reader of the run gets."""
+    d = cfg.data
+    return ReaderSettings(policy_scripts(cfg), d.store, d.game,
+                          cfg.services.env_worker.fragment_len, d.streams, d.window,
+                          d.refresh_s, d.min_records, POLICY_ID, table,
+                          cfg.services.learner.sync, cfg.algorithm.name != "bc", generation)
 
 
 def wait_all(started: list[ServiceHandle]) -> None:
@@ -158,4 +190,11 @@ def group_settings(cfg: TrainConfig, run: RunInfo) -> dict[str, Any]:
     """The learner-group fields of a player's ``LearnerSettings``."""
     sv = cfg.services.learner
     return {"group_size": sv.num, "run_id": run.run_id, "generation": run.generation,
-            "collective_timeout_s": sv.collective_timeout_s, "algorithm": cfg.algorithm.name}
+            "collective_timeout_s": sv.collective_timeout_s, "algorithm": cfg.algorithm.name,
+            "publish": publish_settings(cfg)}
+
+
+def publish_settings(cfg: TrainConfig) -> PublishSettings | None:
+    """The learner's ``[publish]`` settings (None when nothing is published)."""
+    p = cfg.publish
+    return PublishSettings(p.models, p.game, p.every_snapshots) if p.models else None

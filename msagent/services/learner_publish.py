@@ -1,0 +1,56 @@
+"""The learner's publishing of its acting policy as ONNX for game clients (``[publish]``):
+every N-th snapshot and once at the end, into the model store the gateway serves."""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from typing import Any
+
+log = logging.getLogger("msagent.publish")
+
+
+@dataclass(frozen=True)
+class PublishSettings:
+    """Where and how often: the model store, the game's name, every N-th snapshot."""
+
+    models: str
+    game: str
+    every_snapshots: int = 1
+
+
+class Publisher:
+    """Exports, checks and publishes the policy; remembers the last version it published."""
+
+    def __init__(self, settings: PublishSettings, run_dir: str | None, policy_id: str) -> None:
+        from msagent.publish.model_store import ModelStore
+
+        self.s, self.run_dir, self.policy_id = settings, run_dir, policy_id
+        self.store = ModelStore(settings.models)
+        self.published: int | None = None
+        self.failures = 0
+
+    def after_snapshot(self, policy: Any, snapshots: int, param_version: int) -> None:
+        """Publish when this snapshot is an N-th one."""
+        if snapshots % self.s.every_snapshots == 0:
+            self.publish(policy, param_version)
+
+    def publish(self, policy: Any, param_version: int) -> None:
+        """Publish now, unless this parameter version already is; a failure is logged and
+        counted, never fatal to training (clients keep the previous model)."""
+        if self.published == param_version:
+            return
+        from msagent.publish.onnx_export import publish_policy
+
+        source = {"run_dir": self.run_dir, "policy": self.policy_id,
+                  "param_version": param_version}
+        try:
+            manifest = publish_policy(policy, self.store, self.s.game, source)
+        except Exception:
+            self.failures += 1
+            log.exception("could not publish %s version %d as ONNX", self.policy_id,
+                          param_version)
+            return
+        self.published = param_version
+        log.info("published %s v%d (params %d) to %s", self.s.game, manifest.version,
+                 param_version, self.s.models)
