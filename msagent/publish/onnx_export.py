@@ -1,0 +1,252 @@
+"""The acting policy as an ONNX graph game clients run with onnxruntime, without torch.
+
+The graph holds everything ``Policy.act`` computes before it samples: the cast of the
+observation (``uint8`` images are scaled to [0, 1] inside the CNN), the flattening of
+``flatten`` networks, both towers, and the action mask. A client samples from its outputs:
+
+* Discrete: inputs ``obs`` [batch, *obs] and (when masked) ``action_mask`` [batch, n] bool,
+  true where legal; outputs ``logits`` [batch, n] (illegal ones are ``-1e9``: exactly what the
+  policy samples from) and ``value`` [batch].
+* Box: input ``obs``; outputs ``mean`` [batch, d], ``log_std`` [batch, d] and ``value``
+  [batch]; actions are ``mean + exp(log_std) * N(0, 1)``, clipped to the manifest's bounds.
+
+The TorchScript exporter writes opset 15, which game engines' runtimes (Barracuda, Sentis,
+ONNX Runtime mobile) read.
+"""
+
+from __future__ import annotations
+
+import io
+import warnings
+from typing import Any, Literal
+
+import numpy as np
+import torch
+from torch import Tensor, nn
+
+from msagent.errors import MsagentError
+from msagent.policy import operators as ops
+from msagent.policy.policy import Policy
+from msagent.publish.model_store import Manifest, ModelStore
+
+OPSET = 15
+"""The ONNX opset of exported graphs (at most what common game-engine runtimes read)."""
+BATCH = "batch"
+ObsDtype = Literal["float32", "uint8"]
+
+
+class ParityError(MsagentError, ValueError):
+    """The ONNX graph's outputs differ from the PyTorch policy's by more than allowed."""
+
+
+class ActingGraph(nn.Module):
+    """``Policy.act`` up to sampling, as one module the exporter can trace."""
+
+    def __init__(self, policy: Policy, masked: bool) -> None:
+        """Share the policy's towers (no copy); ``masked`` adds the ``action_mask`` input."""
+        super().__init__()
+        self.actor, self.critic = policy.model.actor, policy.model.critic
+        self.log_std = policy.model.log_std
+        self.flatten = policy._input_shape is not None
+        self.masked = masked
+
+    def forward(self, obs: Tensor, action_mask: Tensor | None = None) -> tuple[Tensor, ...]:
+        """``(logits, value)`` for discrete actions, ``(mean, log_std, value)`` for a Box."""
+        x = torch.flatten(obs, 1) if self.flatten else obs
+        out, value = self.actor(x), self.critic(x).squeeze(-1)
+        if self.log_std is not None:
+            return out, self.log_std.expand_as(out), value
+        if self.masked:
+            out = ops.masked_logits(out, action_mask)
+        return out, value
+
+
+def obs_dtype_of(space: Any) -> ObsDtype:
+    """``uint8`` for a byte observation space (images), else ``float32``: what the policy is
+    given, and so what the graph takes."""
+    return "uint8" if np.dtype(getattr(space, "dtype", np.float32)) == np.uint8 else "float32"
+
+
+def uses_masks(policy: Policy, masked: bool | None) -> bool:
+    """Whether the graph takes ``action_mask``: as told, else every discrete policy does (a
+    client of a game without masks passes all-true; one with masks must never lose them)."""
+    if policy.action_spec.continuous:
+        if masked:
+            raise ValueError("action masks need a discrete action space")
+        return False
+    return True if masked is None else bool(masked)
+
+
+def input_specs(policy: Policy, masked: bool, obs_dtype: ObsDtype) -> list[dict[str, Any]]:
+    """The graph's inputs as manifest entries."""
+    obs_shape = policy._input_shape or policy.obs_shape
+    specs = [{"name": "obs", "shape": [BATCH, *obs_shape], "dtype": obs_dtype}]
+    if masked:
+        specs.append({"name": "action_mask", "shape": [BATCH, policy.action_spec.size],
+                      "dtype": "bool"})
+    return specs
+
+
+def output_specs(policy: Policy) -> list[dict[str, Any]]:
+    """The graph's outputs as manifest entries."""
+    size = policy.action_spec.size
+    names = ("mean", "log_std") if policy.action_spec.continuous else ("logits",)
+    specs = [{"name": n, "shape": [BATCH, size], "dtype": "float32"} for n in names]
+    return specs + [{"name": "value", "shape": [BATCH], "dtype": "float32"}]
+
+
+def action_info(policy: Policy) -> dict[str, Any]:
+    """``{"n": n}`` or ``{"shape": [d], "low": [...], "high": [...]}`` for the manifest."""
+    spec = policy.action_spec
+    if not spec.continuous:
+        return {"n": spec.size}
+    bounds = {} if spec.low is None else {"low": list(spec.low), "high": list(spec.high)}
+    return {"shape": [spec.size], **bounds}
+
+
+def example_inputs(policy: Policy, masked: bool, obs_dtype: ObsDtype, batch: int,
+                   seed: int = 0) -> dict[str, np.ndarray]:
+    """Random graph inputs: observations (normal floats or any bytes) and masks with at
+    least one legal action per row."""
+    rng = np.random.default_rng(seed)
+    shape = (batch, *(policy._input_shape or policy.obs_shape))
+    if obs_dtype == "uint8":
+        feeds = {"obs": rng.integers(0, 256, shape, dtype=np.uint8)}
+    else:
+        feeds = {"obs": (2.0 * rng.standard_normal(shape)).astype(np.float32)}
+    if masked:
+        mask = rng.random((batch, policy.action_spec.size)) < 0.5
+        mask[np.arange(batch), rng.integers(0, mask.shape[1], batch)] = True
+        feeds["action_mask"] = mask
+    return feeds
+
+
+def export_onnx(policy: Policy, masked: bool | None = None,
+                obs_dtype: ObsDtype = "float32") -> bytes:
+    """The policy's acting computation as ONNX bytes (opset 15, dynamic batch axis).
+
+    Args:
+        policy: The policy; its weights are read, not changed.
+        masked: Add the ``action_mask`` input (default: for every discrete policy).
+        obs_dtype: What observations the client feeds: the env's (see :func:`obs_dtype_of`).
+    """
+    masked = uses_masks(policy, masked)
+    graph = ActingGraph(policy, masked).eval()
+    inputs = example_inputs(policy, masked, obs_dtype, batch=2)
+    names = [s["name"] for s in output_specs(policy)]
+    axes = {name: {0: BATCH} for name in [*inputs, *names]}
+    buffer = io.BytesIO()
+    with warnings.catch_warnings(), torch.no_grad():
+        warnings.simplefilter("ignore")  # the TorchScript exporter's deprecation notice
+        torch.onnx.export(graph, tuple(torch.from_numpy(v) for v in inputs.values()), buffer,
+                          dynamo=False, opset_version=OPSET, input_names=list(inputs),
+                          output_names=names, dynamic_axes=axes)
+    return buffer.getvalue()
+
+
+def torch_outputs(policy: Policy, feeds: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """What the policy's own acting path computes for the graph's inputs, by output name."""
+    x = policy._obs_tensor(feeds["obs"])
+    with torch.inference_mode():
+        out, value = policy._forward_inference(x)
+        if policy.action_spec.continuous:
+            log_std = policy.model.log_std.expand_as(out)
+            return {"mean": out.numpy(), "log_std": log_std.numpy(), "value": value.numpy()}
+        mask = feeds.get("action_mask")
+        logits = ops.masked_logits(out, None if mask is None else torch.from_numpy(mask))
+        return {"logits": logits.numpy(), "value": value.numpy()}
+
+
+def onnx_outputs(onnx_bytes: bytes, feeds: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """The graph's outputs for ``feeds``, run by onnxruntime on the CPU."""
+    import onnxruntime
+
+    session = onnxruntime.InferenceSession(onnx_bytes, providers=["CPUExecutionProvider"])
+    names = [o.name for o in session.get_outputs()]
+    return dict(zip(names, session.run(names, feeds), strict=True))
+
+
+def check_parity(policy: Policy, onnx_bytes: bytes, samples: int = 256, seed: int = 0,
+                 feeds: dict[str, np.ndarray] | None = None) -> float:
+    """Max abs difference between onnxruntime's and PyTorch's outputs, every output included.
+
+    Args:
+        policy: The policy the graph was exported from.
+        onnx_bytes: The graph.
+        samples: Random inputs to compare on (when ``feeds`` is None).
+        seed: Seed of the random inputs.
+        feeds: Inputs to compare on instead (e.g. real observations and masks).
+    """
+    masked, obs_dtype = _graph_inputs(onnx_bytes)
+    if feeds is None:
+        feeds = example_inputs(policy, masked, obs_dtype, samples, seed)
+    feeds = _graph_feeds(feeds, masked, obs_dtype, policy.action_spec.size)
+    ours, theirs = torch_outputs(policy, feeds), onnx_outputs(onnx_bytes, feeds)
+    if set(ours) != set(theirs):
+        raise ParityError(f"the graph outputs {sorted(theirs)}, the policy {sorted(ours)}")
+    return max(float(np.max(np.abs(ours[k] - theirs[k]), initial=0.0)) for k in ours)
+
+
+def _graph_feeds(feeds: dict[str, np.ndarray], masked: bool, obs_dtype: ObsDtype,
+                 n: int) -> dict[str, np.ndarray]:
+    """``feeds`` in the graph's dtypes, all-legal masks where a masked graph got none."""
+    obs = np.asarray(feeds["obs"], obs_dtype)
+    if not masked:
+        return {"obs": obs}
+    mask = feeds.get("action_mask")
+    mask = np.ones((len(obs), n), bool) if mask is None else np.asarray(mask, bool)
+    return {"obs": obs, "action_mask": mask}
+
+
+def _graph_inputs(onnx_bytes: bytes) -> tuple[bool, ObsDtype]:
+    """Whether the graph takes a mask, and its observation dtype."""
+    import onnx
+
+    graph = onnx.load_from_string(onnx_bytes).graph
+    inputs = {i.name: i.type.tensor_type.elem_type for i in graph.input}
+    uint8 = inputs["obs"] == onnx.TensorProto.UINT8
+    return "action_mask" in inputs, "uint8" if uint8 else "float32"
+
+
+def opset_of(onnx_bytes: bytes) -> int:
+    """The default-domain opset a serialized model declares."""
+    import onnx
+
+    model = onnx.load_from_string(onnx_bytes)
+    return next(o.version for o in model.opset_import if o.domain in ("", "ai.onnx"))
+
+
+def manifest_info(policy: Policy, onnx_bytes: bytes, source: dict[str, Any]) -> dict[str, Any]:
+    """The manifest fields an exported graph determines (all but version, checksum, time)."""
+    masked, obs_dtype = _graph_inputs(onnx_bytes)
+    return {"opset": opset_of(onnx_bytes), "inputs": input_specs(policy, masked, obs_dtype),
+            "outputs": output_specs(policy), "action": action_info(policy),
+            "source": dict(source)}
+
+
+def checked_export(policy: Policy, masked: bool | None = None, obs_dtype: ObsDtype = "float32",
+                   atol: float = 1e-5,
+                   feeds: dict[str, np.ndarray] | None = None) -> tuple[bytes, float]:
+    """:func:`export_onnx` and its parity (max abs difference) on random inputs and on
+    ``feeds`` (e.g. real observations), refused above ``atol``.
+
+    Raises:
+        ParityError: naming the difference found and the tolerance.
+    """
+    onnx_bytes = export_onnx(policy, masked, obs_dtype)
+    diffs = [check_parity(policy, onnx_bytes)]
+    if feeds is not None:
+        diffs.append(check_parity(policy, onnx_bytes, feeds=feeds))
+    if not max(diffs) <= atol:
+        raise ParityError(f"the ONNX export differs from the PyTorch policy by {max(diffs):.3g} "
+                          f"(allowed {atol:g}); not published")
+    return onnx_bytes, max(diffs)
+
+
+def publish_policy(policy: Policy, store: ModelStore, game: str, source: dict[str, Any],
+                   atol: float = 1e-5, masked: bool | None = None,
+                   obs_dtype: ObsDtype = "float32") -> Manifest:
+    """Export the policy, check its parity with PyTorch, and publish it as the game's next
+    version (refused with a :class:`ParityError` above ``atol``)."""
+    onnx_bytes, _ = checked_export(policy, masked, obs_dtype, atol)
+    return store.publish(game, onnx_bytes, manifest_info(policy, onnx_bytes, source))
