@@ -175,13 +175,17 @@ def check_parity(policy: Policy, onnx_bytes: bytes, samples: int = 256, seed: in
         onnx_bytes: The graph.
         samples: Random inputs to compare on (when ``feeds`` is None).
         seed: Seed of the random inputs.
-        feeds: Inputs to compare on instead (e.g. real observations and masks).
+        feeds: Inputs to compare on instead (e.g. real observations and masks); their masks
+            reach the policy even when the graph takes none (then the graph is wrong).
     """
     masked, obs_dtype = _graph_inputs(onnx_bytes)
     if feeds is None:
         feeds = example_inputs(policy, masked, obs_dtype, samples, seed)
-    feeds = _graph_feeds(feeds, masked, obs_dtype, policy.action_spec.size)
-    ours, theirs = torch_outputs(policy, feeds), onnx_outputs(onnx_bytes, feeds)
+    graph_feeds = _graph_feeds(feeds, masked, obs_dtype, policy.action_spec.size)
+    mask = feeds.get("action_mask")
+    policy_feeds = graph_feeds if mask is None else {**graph_feeds,
+                                                     "action_mask": np.asarray(mask, bool)}
+    ours, theirs = torch_outputs(policy, policy_feeds), onnx_outputs(onnx_bytes, graph_feeds)
     if set(ours) != set(theirs):
         raise ParityError(f"the graph outputs {sorted(theirs)}, the policy {sorted(ours)}")
     return max(float(np.max(np.abs(ours[k] - theirs[k]), initial=0.0)) for k in ours)
