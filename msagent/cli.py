@@ -170,27 +170,59 @@ class ExportFormat(str, Enum):
     """Formats ``msagent export`` writes."""
 
     openspiel = "openspiel"
+    onnx = "onnx"
 
 
 @app.command()
 def export(
-    run_dir: Path = typer.Argument(..., help="A PSRO run directory that `msagent train` wrote."),
+    run_dir: Path = typer.Argument(..., help="A run directory that `msagent train` wrote."),
     out_file: Path = typer.Argument(..., metavar="OUT", help="The file to write."),
     format_: ExportFormat = typer.Option(
         ExportFormat.openspiel, "--format",
-        help="openspiel: the meta-strategy mixture as a tabular policy (JSON) that OpenSpiel's "
-             "exploitability.nash_conv can check."),
+        help="openspiel: the meta-strategy mixture of a PSRO run as a tabular policy (JSON) "
+             "that OpenSpiel's exploitability.nash_conv can check. onnx: a policy of the newest "
+             "checkpoint as an ONNX graph (opset 15) for game clients, with OUT.manifest.json."),
+    policy: str = typer.Option("main", help="onnx: the policy (league player) to export."),
+    publish_to: str | None = typer.Option(
+        None, "--publish", metavar="STORE",
+        help="onnx: also publish to this model store (a folder or fsspec URI)."),
+    game: str | None = typer.Option(None, help="onnx: the game's name in the model store."),
 ) -> None:
-    """Write the current meta-strategy mixture of a PSRO run as a tabular policy file."""
+    """Write a PSRO run's meta-strategy mixture as a tabular policy file (openspiel), or a
+    run's policy as ONNX for game clients (onnx)."""
     from msagent.psro.checkpoint import export_mixture
     from msagent.rundir import RunDir
 
+    if format_ is ExportFormat.onnx:
+        _export_onnx(run_dir, out_file, policy, publish_to, game)
+        return
     try:
         path, nash_conv, iteration = export_mixture(RunDir.open(run_dir), out_file)
     except (UserError, OSError) as exc:
         _fail(str(exc), USER_ERROR_EXIT)
     Console(soft_wrap=True).print(f"wrote {path}: the mixture of PSRO iteration {iteration}, "
                                   f"NashConv {nash_conv:.6f}", highlight=False)
+
+
+def _export_onnx(run_dir: Path, out_file: Path, policy: str, store: str | None,
+                 game: str | None) -> None:
+    """``export --format onnx``: one line on success; rc 2 for what the user can fix."""
+    from msagent.publish.model_store import ModelStoreError
+    from msagent.publish.onnx_export import ParityError
+    from msagent.publish.run_export import export_run, manifest_path, write_export
+
+    try:
+        done = export_run(run_dir, policy)
+        manifest = write_export(done, out_file, store, game)
+    except (UserError, ModelStoreError, OSError) as exc:
+        _fail(str(exc), USER_ERROR_EXIT)
+    except ParityError as exc:
+        _fail(str(exc), RUNTIME_ERROR_EXIT)
+    where = f"; published as {game} v{manifest['version']} in {store}" if store else ""
+    Console(soft_wrap=True).print(
+        f"wrote {out_file} and {manifest_path(out_file)}: {policy} at checkpoint step "
+        f"{done.step}, opset {manifest['opset']}, max |ONNX - PyTorch| {done.parity:.2g}{where}",
+        highlight=False)
 
 
 def load(config: Path, overrides: list[str], mode: Mode | None, address: str | None) -> TrainConfig:
