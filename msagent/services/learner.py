@@ -110,6 +110,8 @@ class Learner:
             self._publish()
             if self._follow_league():
                 self._publish()
+            if self._publisher is not None:  # clients get a model before any update
+                self._publisher.publish(self.ppo.policy, self.version)
             self._loop()
         except Exception as exc:
             if not self._stop.is_set():  # an error while stopping is the shutdown's, not ours
@@ -172,7 +174,7 @@ class Learner:
                     self._learn(pending)
                 pending = []
         self.ppo.collective.any(True)  # tell the peers waiting at their next batch
-        if self._publisher is not None and self.c.updates:
+        if self._publisher is not None:
             self._publisher.publish(self.ppo.policy, self.version)  # the final policy
 
     def _sample(self, n: int) -> list[Any]:
