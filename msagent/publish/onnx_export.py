@@ -77,9 +77,14 @@ def uses_masks(policy: Policy, masked: bool | None) -> bool:
     return True if masked is None else bool(masked)
 
 
+def graph_obs_shape(policy: Policy) -> tuple[int, ...]:
+    """One observation as the client gives it: the env's shape (before any flattening)."""
+    return tuple(policy._input_shape or policy.obs_shape)
+
+
 def input_specs(policy: Policy, masked: bool, obs_dtype: ObsDtype) -> list[dict[str, Any]]:
     """The graph's inputs as manifest entries."""
-    obs_shape = policy._input_shape or policy.obs_shape
+    obs_shape = graph_obs_shape(policy)
     specs = [{"name": "obs", "shape": [BATCH, *obs_shape], "dtype": obs_dtype}]
     if masked:
         specs.append({"name": "action_mask", "shape": [BATCH, policy.action_spec.size],
@@ -109,7 +114,7 @@ def example_inputs(policy: Policy, masked: bool, obs_dtype: ObsDtype, batch: int
     """Random graph inputs: observations (normal floats or any bytes) and masks with at
     least one legal action per row."""
     rng = np.random.default_rng(seed)
-    shape = (batch, *(policy._input_shape or policy.obs_shape))
+    shape = (batch, *graph_obs_shape(policy))
     if obs_dtype == "uint8":
         feeds = {"obs": rng.integers(0, 256, shape, dtype=np.uint8)}
     else:
@@ -131,7 +136,7 @@ def export_onnx(policy: Policy, masked: bool | None = None,
         obs_dtype: What observations the client feeds: the env's (see :func:`obs_dtype_of`).
     """
     masked = uses_masks(policy, masked)
-    graph = ActingGraph(policy, masked).eval()
+    graph = ActingGraph(policy, masked)  # the exporter traces in eval mode, then restores
     inputs = example_inputs(policy, masked, obs_dtype, batch=2)
     names = [s["name"] for s in output_specs(policy)]
     axes = {name: {0: BATCH} for name in [*inputs, *names]}

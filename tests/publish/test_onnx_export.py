@@ -60,8 +60,8 @@ def test_outputs_match_the_policy_acting_path(case: tuple[Case, bytes]) -> None:
     """Greedy actions and values of ``Policy.act`` follow from the graph's outputs alone."""
     found, onnx_bytes = case
     feeds = {k: v[:32] for k, v in found.feeds.items()}
-    graph = onnx_outputs(onnx_bytes, {k: np.asarray(v, "bool" if k == "action_mask"
-                                                    else found.obs_dtype) for k, v in feeds.items()})
+    dtypes = {"obs": found.obs_dtype, "action_mask": "bool"}
+    graph = onnx_outputs(onnx_bytes, {k: np.asarray(v, dtypes[k]) for k, v in feeds.items()})
     acted = found.policy.act(feeds["obs"], feeds.get("action_mask"), deterministic=True)
     np.testing.assert_allclose(graph["value"], acted.values, atol=ATOL)
     if found.policy.action_spec.continuous:
@@ -128,12 +128,13 @@ def test_uint8_images_are_scaled_inside_the_graph() -> None:
                                torch_outputs(found.policy, feeds)["value"], atol=ATOL)
 
 
-def test_export_leaves_the_weights_alone() -> None:
+def test_export_leaves_the_weights_and_the_mode_alone() -> None:
     found = make_case("pendulum")
-    before = found.policy.get_weights()
+    before, mode = found.policy.get_weights(), found.policy.model.training
     export_onnx(found.policy)
     after = found.policy.get_weights()
     assert all(np.array_equal(before[k], after[k]) for k in before)
+    assert found.policy.model.training == mode
 
 
 def test_parity_check_catches_a_different_policy() -> None:
