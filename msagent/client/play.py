@@ -1,0 +1,54 @@
+"""Playing a Gymnasium env with a downloaded ONNX policy and keeping what an upload needs:
+what a simulated game client (``examples/client_loop``) does, without torch."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+
+@dataclass
+class PlayedEpisode:
+    """One episode as a client uploads it: steps, the behaviour's log-probs, how it ended."""
+
+    observations: np.ndarray
+    actions: np.ndarray
+    rewards: np.ndarray
+    log_probs: np.ndarray
+    terminated: bool
+    truncated: bool
+
+    @property
+    def episode_return(self) -> float:
+        """Sum of the rewards."""
+        return float(self.rewards.sum())
+
+    def upload_fields(self) -> dict[str, Any]:
+        """Keyword arguments of ``GatewayClient.upload_episode``."""
+        return {"observations": self.observations, "actions": self.actions,
+                "rewards": self.rewards, "log_probs": self.log_probs,
+                "terminated": self.terminated, "truncated": self.truncated}
+
+
+def play_episode(env: Any, policy: Any, rng: np.random.Generator, seed: int | None = None,
+                 greedy: bool = False) -> PlayedEpisode:
+    """Play one episode of ``env`` with ``policy`` (an OnnxPolicy), sampling with ``rng``."""
+    obs, _ = env.reset(seed=seed)
+    steps: list[tuple] = []
+    terminated = truncated = False
+    while not (terminated or truncated):
+        action, logp = policy.act(np.asarray(obs), greedy=greedy, rng=rng)
+        nxt, reward, terminated, truncated, _ = env.step(_env_action(policy, action))
+        steps.append((obs, action, reward, logp))
+        obs = nxt
+    o, a, r, lp = zip(*steps)
+    return PlayedEpisode(np.asarray(o, np.float32), np.asarray(a), np.asarray(r, np.float32),
+                         np.asarray(lp, np.float32), bool(terminated), bool(truncated))
+
+
+def _env_action(policy: Any, action: Any) -> Any:
+    """What the env is given: a discrete action as an int; a Box action clipped to its bounds
+    (the raw sample is what is uploaded, with its log-probability)."""
+    return policy.clip(action) if policy.continuous else int(action)
