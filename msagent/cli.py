@@ -166,6 +166,22 @@ def league(
     out.print(Text(f"payoff heatmap: {path}", style="bold"))
 
 
+@app.command()
+def ingest(
+    config: Path = typer.Argument(..., help="The gateway config (TOML) of `msagent serve`."),
+    redis_url: str | None = typer.Option(
+        None, help="The gateway's Redis (overrides the config's gateway.redis_url)."),
+) -> None:
+    """Move uploaded episodes from the gateway's Redis stream into the experience store, until
+    Ctrl-C or SIGTERM (both write what is buffered first)."""
+    from msagent.experience.ingest_cli import run_ingest
+
+    try:
+        run_ingest(config, redis_url)
+    except UserError as exc:
+        _fail(str(exc), USER_ERROR_EXIT)
+
+
 class ExportFormat(str, Enum):
     """Formats ``msagent export`` writes."""
 

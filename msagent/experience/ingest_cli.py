@@ -1,0 +1,60 @@
+"""``msagent ingest CONFIG``: one ingestion consumer for a gateway config, until Ctrl-C or
+SIGTERM (both flush the buffered records before it exits 0)."""
+
+from __future__ import annotations
+
+import logging
+import signal
+import sys
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from msagent.config.gateway import GatewayConfig, load_gateway_config
+from msagent.errors import ConfigError
+from msagent.experience.ingest import Ingestor
+from msagent.experience.store import ExperienceStore
+from msagent.experience.stream_keys import StreamKeys
+
+
+def run_ingest(config: Path, redis_url: str | None) -> None:
+    """Consume the config's stream into its store until a stop signal."""
+    cfg = load_gateway_config(config)
+    ingestor = build_ingestor(cfg, redis_url or cfg.gateway.redis_url, str(config))
+    if not logging.getLogger().handlers:
+        logging.basicConfig(level=logging.INFO, stream=sys.stderr,
+                            format="%(asctime)s %(levelname)s %(message)s")
+    stop = threading.Event()
+    with stop_on_signals(stop):
+        ingestor.run(stop)
+
+
+def build_ingestor(cfg: GatewayConfig, redis_url: str, where: str) -> Ingestor:
+    """The consumer a gateway config describes, reading from ``redis_url``."""
+    if not redis_url:
+        raise ConfigError(f"{where}: no Redis to ingest from: pass --redis-url or set "
+                          f"[gateway] redis_url (msagent serve passes its embedded Redis's URL)")
+    g = cfg.gateway
+    try:
+        return Ingestor(redis_url, StreamKeys(g.prefix), ExperienceStore(cfg.path(g.store,
+                        "experience")), cfg.schemas(), g.ingest_batch, g.ingest_flush_s,
+                        g.claim_idle_ms)
+    except ValueError as exc:  # a malformed Redis URL or store URI
+        raise ConfigError(f"{where}: {exc}") from None
+
+
+@contextmanager
+def stop_on_signals(stop: threading.Event) -> Iterator[None]:
+    """SIGINT and SIGTERM set ``stop`` instead of killing the process (restored afterwards)."""
+    def handler(signum: int, _frame: object) -> None:
+        logging.getLogger(__name__).info("ingest: %s received; flushing and stopping",
+                                         signal.Signals(signum).name)
+        stop.set()
+
+    previous = {sig: signal.signal(sig, handler) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield
+    finally:
+        for sig, old in previous.items():
+            signal.signal(sig, old)

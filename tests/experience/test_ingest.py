@@ -1,0 +1,158 @@
+"""The ingestion consumer in a thread against a real Redis: good records reach the store and
+leave the stream; refused ones reach the dead-letter stream with their reason and entry id;
+entries a dead consumer left pending are claimed; a Redis restart loses nothing buffered."""
+
+from __future__ import annotations
+
+import logging
+import shutil
+import subprocess
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import msgpack
+import numpy as np
+import pytest
+import redis
+from experience_samples import (SCHEMAS, assert_same, cartpole, new_keys, pixels,
+                                wait_until)
+
+from msagent.experience.ingest import Ingestor
+from msagent.experience.records import EpisodeRecord
+from msagent.experience.store import ExperienceStore
+from msagent.experience.stream_keys import (CONSUMER_GROUP, ENTRY_FIELD, REASON_FIELD,
+                                            RECORD_FIELD, StreamKeys)
+from tests.redis_server import _answers_ping, _free_loopback_port
+
+
+@contextmanager
+def running(ingestor: Ingestor) -> Iterator[threading.Event]:
+    """The ingestor's run() in a thread, stopped (and joined) on exit."""
+    stop = threading.Event()
+    thread = threading.Thread(target=ingestor.run, args=(stop,), daemon=True)
+    thread.start()
+    try:
+        yield stop
+    finally:
+        stop.set()
+        thread.join(timeout=20)
+        assert not thread.is_alive(), "the ingestor did not stop"
+
+
+def pending(client: redis.Redis, keys: StreamKeys) -> int:
+    """Entries delivered to some consumer and not acknowledged."""
+    return client.xpending(keys.stream, CONSUMER_GROUP)["pending"]
+
+
+def with_reward(record: EpisodeRecord, value: float) -> bytes:
+    """The record's bytes with one reward replaced (the schema refuses non-finite numbers)."""
+    record.rewards = record.rewards.copy()
+    record.rewards[0] = value
+    return record.to_msgpack()
+
+
+def test_good_records_are_stored_and_bad_ones_dead_lettered(redis_url: str, tmp_path):
+    client, keys = redis.Redis.from_url(redis_url), new_keys()
+    store = ExperienceStore(str(tmp_path / "exp"))
+    good = [cartpole(i) for i in range(30)] + [pixels(i) for i in range(4)]
+    bad = {b"not msgpack at all": "not valid msgpack",
+           msgpack.packb({"format": "nope"}): "is not a msagent-episode/1 map",
+           cartpole(90, obs_dim=3).to_msgpack(): "observations: expected shape [7, 4]",
+           with_reward(cartpole(91), float("nan")): "rewards: holds NaN",
+           EpisodeRecord(**{**cartpole(92).__dict__, "game": "chess"}).to_msgpack():
+               "unknown game 'chess'"}
+    bad_ids = {}
+    for i, record in enumerate(good):
+        client.xadd(keys.stream, {RECORD_FIELD: record.to_msgpack()})
+        if i % 7 == 0 and bad:
+            data, reason = bad.popitem()
+            bad_ids[client.xadd(keys.stream, {RECORD_FIELD: data})] = reason
+    bad_ids[client.xadd(keys.stream, {b"other": b"x"})] = "entry has no 'r' field"
+    assert not bad
+    ingestor = Ingestor(redis_url, keys, store, SCHEMAS, batch=8, flush_s=0.2,
+                        claim_idle_ms=5000)
+    with running(ingestor):
+        wait_until(lambda: client.xlen(keys.stream) == 0, 20, "the stream to drain")
+    assert store.count("cartpole") == 30 and store.count("pixels") == 4
+    for got, want in zip(store.episodes("cartpole") + store.episodes("pixels"), good):
+        assert_same(got, want)
+    dead = client.xrange(keys.dead)
+    assert len(dead) == len(bad_ids) == 6 and ingestor.stats.refused == 6
+    for _, fields in dead:
+        assert bad_ids[fields[ENTRY_FIELD]] in fields[REASON_FIELD].decode()
+    assert pending(client, keys) == 0 and ingestor.stats.stored == 34
+
+
+def test_entries_a_dead_consumer_left_pending_are_claimed(redis_url: str, tmp_path):
+    client, keys = redis.Redis.from_url(redis_url), new_keys()
+    store = ExperienceStore(str(tmp_path / "exp"))
+    records = [cartpole(i) for i in range(20)]
+    for record in records:
+        client.xadd(keys.stream, {RECORD_FIELD: record.to_msgpack()})
+    client.xgroup_create(keys.stream, CONSUMER_GROUP, id="0")
+    taken = client.xreadgroup(CONSUMER_GROUP, "ghost", {keys.stream: ">"}, count=12)
+    assert len(taken[0][1]) == 12
+    store.write(records[:5])  # the ghost wrote some of them, then died before acknowledging
+    ingestor = Ingestor(redis_url, keys, store, SCHEMAS, batch=50, flush_s=0.1,
+                        claim_idle_ms=300)
+    with running(ingestor):
+        wait_until(lambda: store.count("cartpole") == 20, 20, "all records stored")
+        wait_until(lambda: pending(client, keys) == 0, 20, "nothing pending")
+    assert client.xlen(keys.stream) == 0
+    assert [r.episode_id for r in store.episodes("cartpole")] == [r.episode_id for r in records]
+
+
+def test_a_stop_flushes_the_buffer_before_the_flush_time(redis_url: str, tmp_path):
+    client, keys = redis.Redis.from_url(redis_url), new_keys()
+    store = ExperienceStore(str(tmp_path / "exp"))
+    ingestor = Ingestor(redis_url, keys, store, SCHEMAS, batch=1000, flush_s=60.0,
+                        claim_idle_ms=120_000)
+    with running(ingestor):
+        for i in range(9):
+            client.xadd(keys.stream, {RECORD_FIELD: cartpole(i).to_msgpack()})
+        wait_until(lambda: pending(client, keys) == 9, 10, "the records read")
+        assert store.count("cartpole") == 0  # buffered, not yet written
+    assert store.count("cartpole") == 9 and pending(client, keys) == 0
+    assert client.xlen(keys.stream) == 0
+
+
+@contextmanager
+def persistent_redis(workdir, port: int) -> Iterator[subprocess.Popen]:
+    """A redis-server with an fsync-always append-only file on ``port``, killed on exit."""
+    binary = shutil.which("redis-server")
+    if binary is None:
+        pytest.skip("redis-server is not installed")
+    proc = subprocess.Popen(
+        [binary, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly",
+         "yes", "--appendfsync", "always", "--dir", str(workdir)],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        wait_until(lambda: _answers_ping(port), 10, "redis-server to start")
+        yield proc
+    finally:
+        proc.kill()
+        proc.wait()
+
+
+def test_a_redis_restart_loses_no_buffered_record(tmp_path, caplog: pytest.LogCaptureFixture):
+    port, keys = _free_loopback_port(), new_keys()
+    url = f"redis://127.0.0.1:{port}/0"
+    store = ExperienceStore(str(tmp_path / "exp"))
+    ingestor = Ingestor(url, keys, store, SCHEMAS, batch=1000, flush_s=3.0,
+                        claim_idle_ms=60_000)
+    caplog.set_level(logging.WARNING, "msagent.experience.ingest")
+    with running(ingestor):
+        with persistent_redis(tmp_path, port):
+            client = redis.Redis.from_url(url)
+            for i in range(15):
+                client.xadd(keys.stream, {RECORD_FIELD: cartpole(i).to_msgpack()})
+            wait_until(lambda: client.xinfo_groups(keys.stream), 10, "the consumer group")
+            wait_until(lambda: pending(client, keys) == 15, 10, "the records read")
+            caplog.clear()  # (it retried already: Redis started after it)
+        wait_until(lambda: "retrying in" in caplog.text, 10, "a retry logged")
+        assert f"Redis at 127.0.0.1:{port}/0 failed" in caplog.text
+        with persistent_redis(tmp_path, port):  # the same append-only file: the same stream
+            wait_until(lambda: client.xlen(keys.stream) == 0, 20, "the stream to drain")
+            assert store.count("cartpole") == 15 and pending(client, keys) == 0
+    assert np.array_equal(store.episodes("cartpole")[3].rewards, cartpole(3).rewards)
