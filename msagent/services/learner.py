@@ -83,7 +83,8 @@ class Learner:
                                      settings.policy_id if settings.league else None).counters
         self._league = (LeagueHooks(settings.policy_id, self.ppo, self._run_dir)
                         if settings.league and self.rank == 0 else None)
-        self._publisher = (Publisher(settings.publish, settings.run_dir, settings.policy_id)
+        self._publisher = (Publisher(settings.publish, settings.run_dir, settings.policy_id,
+                                     settings.scripts)
                            if settings.publish is not None and self.rank == 0 else None)
         if settings.group_size > 1:
             self._join_group()

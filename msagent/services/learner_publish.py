@@ -26,13 +26,25 @@ class PublishSettings:
 class Publisher:
     """Exports, checks and publishes the policy; remembers the last version it published."""
 
-    def __init__(self, settings: PublishSettings, run_dir: str | None, policy_id: str) -> None:
+    def __init__(self, settings: PublishSettings, run_dir: str | None, policy_id: str,
+                 scripts: Any) -> None:
         from msagent.publish.model_store import ModelStore
 
         self.s, self.run_dir, self.policy_id = settings, run_dir, policy_id
+        self.scripts = scripts
         self.store = ModelStore(settings.models)
         self.published: int | None = None
         self.failures = 0
+        self._game: Any = None
+
+    def _graph_options(self) -> dict[str, Any]:
+        """The game's observation dtype and whether it masks actions (learned once, by random
+        play of the user's env script), so the graph takes what clients will feed it."""
+        if self._game is None:
+            from msagent.publish.run_export import sample_game
+
+            self._game = sample_game(self.scripts.env_script, self.scripts.env_params)
+        return {"masked": self._game.masked, "obs_dtype": self._game.obs_dtype}
 
     def after_snapshot(self, policy: Any, snapshots: int, param_version: int) -> None:
         """Publish when this snapshot is an N-th one."""
@@ -49,7 +61,8 @@ class Publisher:
         source = {"run_dir": self.run_dir, "policy": self.policy_id,
                   "param_version": param_version}
         try:
-            manifest = publish_policy(policy, self.store, self.s.game, source, atol=PARITY_ATOL)
+            manifest = publish_policy(policy, self.store, self.s.game, source, atol=PARITY_ATOL,
+                                      **self._graph_options())
         except Exception:
             self.failures += 1
             log.exception("could not publish %s version %d as ONNX", self.policy_id,
