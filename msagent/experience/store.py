@@ -120,8 +120,7 @@ class ExperienceStore:
             return None
         layout = self._common_layout(fragments, game)
         schema = layout.schema().append(pa.field("date", pa.string()))
-        return ds.dataset(folder, schema=schema, filesystem=self.fs, format="parquet",
-                          partitioning=_DATE), layout
+        return dataset.replace_schema(schema), layout
 
     def _common_layout(self, fragments: list[ds.Fragment], game: str) -> Layout:
         """The layout every file declares; StoreError names two files that disagree."""

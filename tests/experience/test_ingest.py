@@ -52,7 +52,8 @@ def with_reward(record: EpisodeRecord, value: float) -> bytes:
     return record.to_msgpack()
 
 
-def test_good_records_are_stored_and_bad_ones_dead_lettered(redis_url: str, tmp_path):
+def test_good_records_are_stored_and_bad_ones_dead_lettered(
+        redis_url: str, tmp_path, caplog: pytest.LogCaptureFixture):
     client, keys = redis.Redis.from_url(redis_url), new_keys()
     store = ExperienceStore(str(tmp_path / "exp"))
     good = [cartpole(i) for i in range(30)] + [pixels(i) for i in range(4)]
@@ -71,7 +72,8 @@ def test_good_records_are_stored_and_bad_ones_dead_lettered(redis_url: str, tmp_
     bad_ids[client.xadd(keys.stream, {b"other": b"x"})] = "entry has no 'r' field"
     assert not bad
     ingestor = Ingestor(redis_url, keys, store, SCHEMAS, batch=8, flush_s=0.2,
-                        claim_idle_ms=5000)
+                        claim_idle_ms=5000, progress_s=0.0)
+    caplog.set_level(logging.INFO, "msagent.experience.ingest")
     with running(ingestor):
         wait_until(lambda: client.xlen(keys.stream) == 0, 20, "the stream to drain")
     assert store.count("cartpole") == 30 and store.count("pixels") == 4
@@ -82,6 +84,7 @@ def test_good_records_are_stored_and_bad_ones_dead_lettered(redis_url: str, tmp_
     for _, fields in dead:
         assert bad_ids[fields[ENTRY_FIELD]] in fields[REASON_FIELD].decode()
     assert pending(client, keys) == 0 and ingestor.stats.stored == 34
+    assert "34 records stored" in caplog.text and f"lag 0 entries in {keys.stream}" in caplog.text
 
 
 def test_entries_a_dead_consumer_left_pending_are_claimed(redis_url: str, tmp_path):
