@@ -352,3 +352,10 @@ def _fail(message: str, code: int) -> NoReturn:
     """Print ``message`` in red on stderr (no traceback) and exit with ``code``."""
     Console(stderr=True, soft_wrap=True).print(Text(message, style="red"))
     raise typer.Exit(code)
+
+
+# the game-client gateway: `msagent serve CONFIG`, `msagent tokens create|list|revoke CONFIG`
+from msagent.gateway.commands import serve_command, tokens_app  # noqa: E402
+
+app.command("serve")(serve_command)
+app.add_typer(tokens_app)

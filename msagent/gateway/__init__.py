@@ -1,0 +1,8 @@
+"""The game-client gateway (``msagent serve``): game clients upload episodes over HTTP, each
+checked against its game's schema and put once on a Redis stream for the ingestion consumer;
+published ONNX models are served back to them. Per-client tokens (``msagent tokens``) with
+scopes, rate limits and size limits guard it.
+
+Modules: ``app`` (routes), ``body`` (bounded reading and decoding), ``producer`` (exactly-once
+stream adds), ``tokens``, ``ratelimit``, ``redis_server`` (the embedded Redis), ``serve``.
+"""

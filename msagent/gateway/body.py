@@ -1,0 +1,119 @@
+"""Reading an upload's body without trusting it: bounded size, bounded decompression, and
+decoders that build only plain data (msgpack or JSON; nothing is ever unpickled).
+
+Every refusal is a :class:`~msagent.gateway.errors.Refused`: 413 past ``max_body_bytes``
+(a declared Content-Length before anything is read; a streamed or chunked body as soon as the
+running total passes the cap; a gzip body as soon as its output does), 415 for an unknown
+Content-Type or Content-Encoding, 400 for bytes that do not decode.
+"""
+
+from __future__ import annotations
+
+import json
+import zlib
+from typing import Any
+
+import msgpack
+from starlette.requests import ClientDisconnect, Request
+
+from msagent.gateway.errors import Refused
+
+MSGPACK, JSON = "msgpack", "json"
+CONTENT_TYPES = {"application/msgpack": MSGPACK, "application/x-msgpack": MSGPACK,
+                 "application/json": JSON}
+"""Content-Types an upload may have, and the decoder each selects."""
+
+_DECODE_ERRORS = (ValueError, TypeError, OverflowError, RecursionError,
+                  msgpack.UnpackException)
+"""What the decoders raise for bad bytes (truncated, malformed, too deep, bad UTF-8, ...)."""
+
+
+def content_kind(content_type: str | None) -> str:
+    """The decoder a Content-Type header selects (parameters such as charset ignored); else 415."""
+    media = (content_type or "").split(";", 1)[0].strip().lower()
+    kind = CONTENT_TYPES.get(media)
+    if kind is None:
+        raise Refused(415, f"Content-Type must be one of {sorted(CONTENT_TYPES)}")
+    return kind
+
+
+async def read_upload(request: Request, max_bytes: int) -> Any:
+    """The decoded body of an upload request (plain maps, lists, numbers, strings, bytes)."""
+    kind = content_kind(request.headers.get("content-type"))
+    return decode(await read_body(request, max_bytes), kind)
+
+
+async def read_body(request: Request, max_bytes: int) -> bytes:
+    """The request's body, gunzipped if so encoded, refused (413) once it passes ``max_bytes``.
+
+    At most ``max_bytes`` plus one received chunk is ever read, and at most ``max_bytes + 1``
+    bytes are ever inflated, whatever the sender declares or compresses.
+    """
+    headers = request.headers
+    inflater = _inflater(headers.get("content-encoding"))
+    _check_declared_length(headers.get("content-length"), max_bytes)
+    parts: list[bytes] = []
+    received = size = 0
+    try:
+        async for chunk in request.stream():
+            received += len(chunk)
+            if inflater is not None:
+                chunk = _inflate(inflater, chunk, max_bytes - size)
+            size += len(chunk)
+            if received > max_bytes or size > max_bytes:
+                raise Refused(413, f"body larger than {max_bytes} bytes")
+            if chunk:
+                parts.append(chunk)
+    except ClientDisconnect:
+        raise Refused(400, "the client went away before sending the whole body") from None
+    if inflater is not None and not inflater.eof:
+        raise Refused(400, "truncated gzip body")
+    return parts[0] if len(parts) == 1 else b"".join(parts)
+
+
+def decode(data: bytes, kind: str) -> Any:
+    """Plain data from msgpack (str keys only, no extension types) or JSON (no NaN/Infinity)."""
+    try:
+        if kind == MSGPACK:
+            return msgpack.unpackb(data, raw=False, strict_map_key=True, max_ext_len=0)
+        return json.loads(data, parse_constant=_refuse_constant)
+    except _DECODE_ERRORS:
+        name = "msgpack" if kind == MSGPACK else "JSON"
+        raise Refused(400, f"body is not valid {name}") from None
+
+
+def _refuse_constant(name: str) -> Any:
+    """JSON's NaN, Infinity and -Infinity are not numbers an upload may carry."""
+    raise ValueError(f"{name} is not allowed")
+
+
+def _inflater(encoding: str | None) -> Any:
+    """A gzip decompressor for ``Content-Encoding: gzip``, None for no encoding; else 415."""
+    encoding = (encoding or "identity").strip().lower()
+    if encoding == "identity":
+        return None
+    if encoding == "gzip":
+        return zlib.decompressobj(wbits=31)
+    raise Refused(415, "Content-Encoding must be gzip or none")
+
+
+def _inflate(inflater: Any, chunk: bytes, room: int) -> bytes:
+    """Decompress a chunk, producing at most ``room + 1`` bytes (one more than fits: 413)."""
+    try:
+        out = inflater.decompress(chunk, room + 1)
+    except zlib.error:
+        raise Refused(400, "body is not valid gzip") from None
+    if inflater.unused_data:
+        raise Refused(400, "data after the end of the gzip stream")
+    return out
+
+
+def _check_declared_length(value: str | None, max_bytes: int) -> None:
+    """A declared Content-Length above the cap is refused before reading anything."""
+    if value is None:
+        return
+    value = value.strip()
+    if not (value.isascii() and value.isdigit()):
+        raise Refused(400, "bad Content-Length")
+    if len(value) > 18 or int(value) > max_bytes:
+        raise Refused(413, f"body larger than {max_bytes} bytes")

@@ -1,0 +1,121 @@
+"""The gateway's commands of the ``msagent`` CLI: ``serve`` and ``tokens create|list|revoke``.
+
+Kept light to import (no FastAPI or uvicorn until ``serve`` runs). Errors the user can fix
+(a bad config, a bad scope, an unknown token) print one red line and exit with 2.
+"""
+
+from __future__ import annotations
+
+import datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, NoReturn
+
+import typer
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from msagent.errors import UserError
+
+if TYPE_CHECKING:
+    from msagent.gateway.tokens import TokenStore
+
+USER_ERROR_EXIT = 2
+
+tokens_app = typer.Typer(name="tokens", no_args_is_help=True,
+                         help="Per-client API tokens of the gateway (stored hashed).")
+
+
+def serve_command(
+    config: Path = typer.Argument(..., help="The gateway config (TOML)."),
+    port: int | None = typer.Option(None, help="Overrides the port in the config (0: any free port)."),
+) -> None:
+    """Run the game-client gateway: HTTP uploads to a Redis stream, model downloads."""
+    import logging
+
+    from msagent.gateway.serve import Terminated, serve
+
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s")
+    out = Console(soft_wrap=True, highlight=False)
+    try:
+        serve(config, port, say=out.print)
+    except UserError as exc:
+        _fail(str(exc))
+    except OSError as exc:  # e.g. the port is taken
+        _fail(f"cannot serve: {exc}")
+    except (KeyboardInterrupt, Terminated):
+        pass
+    out.print("gateway stopped")
+
+
+@tokens_app.command("create")
+def tokens_create(
+    config: Path = typer.Argument(..., help="The gateway config (TOML)."),
+    client: str = typer.Option(..., help="The client's name (recorded with its uploads)."),
+    scope: list[str] = typer.Option(..., help="upload, download or admin (repeatable)."),
+    expires_days: float | None = typer.Option(None, help="Expire after this many days."),
+) -> None:
+    """Create a token for a client and print it (once: only its hash is stored)."""
+    store = _store(config)
+    try:
+        token_id, token = store.create(client, scope, expires_days)
+    except UserError as exc:
+        _fail(str(exc))
+    Console(stderr=True, soft_wrap=True).print(
+        f"token {token_id} for {client} ({', '.join(scope)}); store it now, it is not shown "
+        "again:", highlight=False)
+    print(token)
+
+
+@tokens_app.command("list")
+def tokens_list(config: Path = typer.Argument(..., help="The gateway config (TOML).")) -> None:
+    """List the tokens: id, client, scopes, dates, state (never the tokens or hashes)."""
+    try:
+        entries = _store(config).list()
+    except UserError as exc:
+        _fail(str(exc))
+    table = Table("id", "client", "scopes", "created", "expires", "state")
+    now = datetime.datetime.now().timestamp()
+    for e in entries:
+        state = "revoked" if e.revoked else "active" if e.usable(now) else "expired"
+        table.add_row(e.token_id, e.client, ",".join(e.scopes), _date(e.created_at),
+                      _date(e.expires_at), state)
+    Console(soft_wrap=True).print(table)
+
+
+@tokens_app.command("revoke")
+def tokens_revoke(
+    config: Path = typer.Argument(..., help="The gateway config (TOML)."),
+    client_or_id: str = typer.Argument(..., help="A token id, or a client (all its tokens)."),
+) -> None:
+    """Revoke tokens; a running gateway refuses them within a second."""
+    try:
+        revoked = _store(config).revoke(client_or_id)
+    except UserError as exc:
+        _fail(str(exc))
+    ids = ", ".join(f"{e.token_id} ({e.client})" for e in revoked)
+    Console(soft_wrap=True).print(f"revoked {ids}", highlight=False)
+
+
+def _store(config: Path) -> TokenStore:
+    """The token store of a config's data folder."""
+    from msagent.config.gateway import load_gateway_config
+    from msagent.gateway.tokens import TokenStore
+
+    try:
+        return TokenStore.of_data_dir(load_gateway_config(config).data_dir)
+    except UserError as exc:
+        _fail(str(exc))
+
+
+def _date(stamp: float | None) -> str:
+    """A Unix time as local ``YYYY-MM-DD HH:MM`` (``-`` for none)."""
+    if stamp is None:
+        return "-"
+    return datetime.datetime.fromtimestamp(stamp).strftime("%Y-%m-%d %H:%M")
+
+
+def _fail(message: str) -> NoReturn:
+    """One red line on stderr, exit 2 (the user can fix it)."""
+    Console(stderr=True, soft_wrap=True).print(Text(message, style="red"))
+    raise typer.Exit(USER_ERROR_EXIT)

@@ -1,0 +1,137 @@
+"""Putting checked records on the Redis stream exactly once per (game, client, episode, part).
+
+One Lua script does the whole decision atomically on the server, in one round trip:
+
+1. the idempotency key exists: a retry; answer the entry id stored there (nothing added);
+2. the stream holds more than ``max_backlog`` entries: the store lags; refuse (503);
+3. else ``XADD`` the record (never trimmed: unconsumed entries are never dropped) and store its
+   entry id under the idempotency key with the configured TTL.
+
+The key is looked up before the ``XADD`` and written after it (the script runs atomically, so
+this equals ``SET NX`` first), so a failing ``XADD`` leaves no key that would turn the client's
+retry into a "duplicate" of nothing.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from typing import Any
+
+from redis import exceptions as rex
+from redis.asyncio import Redis
+
+from msagent.experience.records import EpisodeRecord
+from msagent.experience.stream_keys import CONSUMER_GROUP, RECORD_FIELD, StreamKeys
+from msagent.gateway.errors import Refused, retry_after
+
+ADD_ONCE = """
+local old = redis.call('GET', KEYS[2])
+if old then return {0, old} end
+if redis.call('XLEN', KEYS[1]) > tonumber(ARGV[3]) then return {2, ''} end
+local id = redis.call('XADD', KEYS[1], '*', ARGV[4], ARGV[1])
+redis.call('SET', KEYS[2], id, 'EX', ARGV[2])
+return {1, id}
+"""
+"""KEYS: stream, idempotency key. ARGV: record bytes, TTL seconds, max backlog, field name.
+Returns ``{1, id}`` added, ``{0, id}`` duplicate, ``{2, ''}`` backlog too high."""
+
+UNAVAILABLE = "the experience stream is unavailable; retry later"
+"""The reason of a 503 because Redis cannot be reached (or cannot write now)."""
+
+UNAVAILABLE_RETRY_S = 1.0
+"""Retry-After of a 503 because Redis cannot be reached."""
+
+BACKLOG_RETRY_S = 5.0
+"""Retry-After of a 503 because the stream's backlog is too high."""
+
+_BUSY_PREFIXES = ("OOM", "READONLY", "LOADING", "MASTERDOWN", "BUSY", "TRYAGAIN")
+"""Redis error replies that mean "not now" (503) rather than a bug (500)."""
+
+
+@dataclass(frozen=True)
+class Added:
+    """Where a record is on the stream, and whether an earlier upload had already put it there."""
+
+    entry: str
+    duplicate: bool
+
+
+class StreamProducer:
+    """The gateway's side of the stream: exactly-once adds, the consumer group, health, stats.
+
+    Args:
+        redis: An asyncio Redis client (``decode_responses=False``).
+        keys: The key names (``[gateway] prefix``).
+        ttl_s: How long an idempotency key is remembered.
+        max_backlog: Most entries the stream may hold before uploads are refused.
+    """
+
+    def __init__(self, redis: Redis, keys: StreamKeys, ttl_s: int, max_backlog: int) -> None:
+        self.redis = redis
+        self.keys = keys
+        self._stream = keys.stream
+        self._args_tail = (int(ttl_s), int(max_backlog), RECORD_FIELD)
+        self._add_once = redis.register_script(ADD_ONCE)
+        self._group_ready = False
+
+    async def add(self, record: EpisodeRecord) -> Added:
+        """Put a checked record on the stream once; Refused(503) when Redis cannot take it."""
+        idem = self.keys.idempotency(record.game, record.provenance.client_id,
+                                     record.episode_id, record.part)
+        data = record.to_msgpack()
+        async with self._unavailable_as_503():
+            if not self._group_ready:
+                await self.ensure_group()
+            code, entry = await self._add_once(keys=(self._stream, idem),
+                                               args=(data, *self._args_tail))
+        if code == 2:
+            raise Refused(503, "the experience backlog is too high; retry later",
+                          retry_after(BACKLOG_RETRY_S))
+        return Added(entry.decode(), duplicate=code == 0)
+
+    async def ensure_group(self) -> None:
+        """Create the ingestion consumer group from the stream's start (so records added before
+        any consumer ran are kept); an existing group is left alone."""
+        try:
+            await self.redis.xgroup_create(self._stream, CONSUMER_GROUP, id="0", mkstream=True)
+        except rex.ResponseError as exc:
+            if not str(exc).startswith("BUSYGROUP"):
+                raise
+        self._group_ready = True
+
+    async def healthy(self) -> bool:
+        """Whether Redis answers PING."""
+        try:
+            return bool(await self.redis.ping())
+        except (rex.ConnectionError, rex.TimeoutError, rex.ResponseError):
+            self._group_ready = False
+            return False
+
+    async def stats(self) -> dict[str, Any]:
+        """Entries on the stream, entries delivered but not acknowledged, dead letters."""
+        async with self._unavailable_as_503():
+            async with self.redis.pipeline(transaction=False) as pipe:
+                pipe.xlen(self._stream)
+                pipe.xlen(self.keys.dead)
+                length, dead = await pipe.execute()
+            try:
+                pending = (await self.redis.xpending(self._stream, CONSUMER_GROUP))["pending"]
+            except rex.ResponseError:  # no stream or no group yet
+                pending = 0
+        return {"stream": self._stream, "stream_length": length, "pending": pending,
+                "dead_letters": dead}
+
+    @contextlib.asynccontextmanager
+    async def _unavailable_as_503(self) -> AsyncIterator[None]:
+        """Turns "Redis cannot take this now" into Refused(503) with a Retry-After."""
+        try:
+            yield
+        except (rex.ConnectionError, rex.TimeoutError):
+            self._group_ready = False  # a restarted Redis without persistence lost the group
+            raise Refused(503, UNAVAILABLE, retry_after(UNAVAILABLE_RETRY_S)) from None
+        except rex.ResponseError as exc:
+            if not str(exc).startswith(_BUSY_PREFIXES):
+                raise
+            raise Refused(503, UNAVAILABLE, retry_after(UNAVAILABLE_RETRY_S)) from None

@@ -1,0 +1,111 @@
+"""The embedded ``redis-server`` of ``msagent serve`` when no ``redis_url`` is configured:
+loopback only, append-only persistence in ``<data_dir>/redis``, stopped with the gateway
+(and by the kernel if the gateway dies: it gets SIGTERM when its parent does)."""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import shutil
+import signal
+import socket
+import subprocess
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from msagent.errors import UserError
+
+START_TIMEOUT_S = 30.0
+"""How long Redis may take to answer PING (it replays its append-only file first)."""
+
+STOP_TIMEOUT_S = 10.0
+"""How long a SIGTERM'd Redis may take to flush and exit before it is killed."""
+
+
+class RedisNotInstalled(UserError, FileNotFoundError):
+    """``redis-server`` is not on PATH and no ``redis_url`` was configured."""
+
+
+def free_loopback_port() -> int:
+    """A TCP port nobody listens on right now on 127.0.0.1."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def answers_ping(port: int) -> bool:
+    """Whether a Redis on the loopback port answers PING (raw protocol)."""
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=0.5) as sock:
+            sock.sendall(b"PING\r\n")
+            return sock.recv(64).startswith(b"+PONG")
+    except OSError:
+        return False
+
+
+def _load_prctl() -> Any:
+    """libc's prctl, loaded in the parent (loading libraries after fork can deadlock)."""
+    try:
+        return ctypes.CDLL(None, use_errno=True).prctl
+    except (OSError, AttributeError):  # not Linux
+        return None
+
+
+_PRCTL = _load_prctl()
+_PR_SET_PDEATHSIG = 1
+
+
+def die_with_parent() -> None:
+    """In a child about to exec: ask Linux to SIGTERM it when its parent dies (no orphans)."""
+    if _PRCTL is not None:
+        _PRCTL(_PR_SET_PDEATHSIG, int(signal.SIGTERM))
+
+
+@contextlib.contextmanager
+def embedded_redis(data_dir: Path, appendfsync: str = "everysec") -> Iterator[str]:
+    """Run ``redis-server`` for the duration of the block; yields its ``redis://`` URL."""
+    binary = shutil.which("redis-server")
+    if binary is None:
+        raise RedisNotInstalled("redis-server is not installed (apt-get install redis-server), "
+                                "and [gateway] redis_url is empty")
+    folder = Path(data_dir) / "redis"
+    folder.mkdir(parents=True, exist_ok=True)
+    proc, port = _start(binary, folder, appendfsync)
+    try:
+        yield f"redis://127.0.0.1:{port}/0"
+    finally:
+        stop_process(proc, STOP_TIMEOUT_S)
+
+
+def _start(binary: str, folder: Path, appendfsync: str) -> tuple[subprocess.Popen, int]:
+    """Start Redis on a free port (trying again if another process takes the port first)."""
+    for attempt in range(3):
+        port = free_loopback_port()
+        args = [binary, "--port", str(port), "--bind", "127.0.0.1", "--save", "",
+                "--appendonly", "yes", "--appendfsync", appendfsync, "--dir", str(folder),
+                "--logfile", "redis.log", "--daemonize", "no", "--protected-mode", "yes"]
+        proc = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                stderr=subprocess.DEVNULL, preexec_fn=die_with_parent)
+        deadline = time.monotonic() + START_TIMEOUT_S
+        while time.monotonic() < deadline and proc.poll() is None:
+            if answers_ping(port):
+                return proc, port
+            time.sleep(0.02)
+        stop_process(proc, STOP_TIMEOUT_S)
+    log = folder / "redis.log"
+    tail = log.read_text(errors="replace")[-1500:] if log.exists() else ""
+    raise RuntimeError(f"redis-server did not answer PING (see {log}):\n{tail}")
+
+
+def stop_process(proc: subprocess.Popen, timeout_s: float) -> int | None:
+    """SIGTERM a child, SIGKILL it if it is not gone within ``timeout_s``; its exit code."""
+    if proc.poll() is None:
+        proc.terminate()
+        try:
+            proc.wait(timeout=timeout_s)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+    return proc.returncode

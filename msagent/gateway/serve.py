@@ -1,0 +1,127 @@
+"""``msagent serve CONFIG``: the gateway with everything it needs, stopped cleanly together.
+
+Starts, in order: the embedded Redis (when ``redis_url`` is empty), the ingestion consumer as
+a child process (when ``ingest`` is true; restarted if it dies), then uvicorn (uvloop and
+httptools) on ``host:port``. Ctrl-C or SIGTERM stops uvicorn (in-flight requests finish),
+then the consumer (it flushes its buffered records), then Redis (it flushes its AOF).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import signal
+import socket
+import subprocess
+import sys
+import threading
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+from msagent.config.gateway import GatewayConfig, load_gateway_config
+from msagent.gateway.redis_server import die_with_parent, embedded_redis, stop_process
+
+_log = logging.getLogger("msagent.gateway")
+
+INGEST_STOP_TIMEOUT_S = 30.0
+"""How long the consumer may take to flush and exit after SIGTERM before it is killed."""
+
+INGEST_RESTART_DELAY_S = 2.0
+"""Pause before a consumer that died is started again."""
+
+
+class Terminated(SystemExit):
+    """SIGTERM arrived: unwind (stopping the children) instead of dying on the spot."""
+
+
+def serve(config: str | Path, port: int | None = None,
+          say: Callable[[str], None] = print) -> None:
+    """Run the gateway of a config until Ctrl-C or SIGTERM (ConfigError: the config is bad)."""
+    cfg = load_gateway_config(config)
+    if port is not None:
+        cfg.gateway.port = port
+    cfg.schemas()  # a bad game is a config error now, not at the first upload
+    cfg.data_dir.mkdir(parents=True, exist_ok=True)
+    previous = signal.signal(signal.SIGTERM, _raise_terminated)
+    try:
+        with contextlib.ExitStack() as stack:
+            redis_url = cfg.gateway.redis_url or stack.enter_context(
+                embedded_redis(cfg.data_dir, cfg.gateway.appendfsync))
+            if cfg.gateway.ingest:
+                stack.enter_context(ingest_child(Path(config), redis_url))
+            _run_uvicorn(cfg, redis_url, say)
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def _run_uvicorn(cfg: GatewayConfig, redis_url: str, say: Callable[[str], None]) -> None:
+    """Serve the app on a socket bound here (so the printed port is the real one)."""
+    import uvicorn
+
+    from msagent.gateway.app import build_app
+
+    sock = listening_socket(cfg.gateway.host, cfg.gateway.port)
+    host, port = sock.getsockname()[:2]
+    url = f"http://{f'[{host}]' if ':' in host else host}:{port}"
+    server = uvicorn.Server(uvicorn.Config(
+        build_app(cfg, redis_url), loop="uvloop", http="httptools", lifespan="on",
+        log_level="warning", access_log=False, timeout_graceful_shutdown=10))
+    say(f"msagent gateway on {url} (docs {url}/docs), redis {redis_url}")
+    with sock:
+        server.run(sockets=[sock])
+
+
+def listening_socket(host: str, port: int) -> socket.socket:
+    """A listening TCP socket on host:port (port 0: any free one); SO_REUSEADDR for restarts."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host, port))
+        sock.listen(2048)
+    except OSError:
+        sock.close()
+        raise
+    return sock
+
+
+@contextlib.contextmanager
+def ingest_child(config: Path, redis_url: str) -> Iterator[None]:
+    """``msagent ingest CONFIG --redis-url URL`` as a child process, restarted if it dies."""
+    args = [sys.executable, "-m", "msagent", "ingest", str(config), "--redis-url", redis_url]
+    stopping = threading.Event()
+    child: list[subprocess.Popen] = [_spawn(args)]
+    watcher = threading.Thread(target=_keep_running, args=(args, child, stopping),
+                               name="ingest-watcher", daemon=True)
+    watcher.start()
+    try:
+        yield
+    finally:
+        stopping.set()
+        watcher.join()
+        rc = stop_process(child[0], INGEST_STOP_TIMEOUT_S)
+        if rc not in (0, -signal.SIGTERM):
+            _log.warning("the ingestion consumer exited with code %s", rc)
+
+
+def _spawn(args: list[str]) -> subprocess.Popen:
+    """Start the consumer (SIGTERM'd by the kernel should this process die)."""
+    return subprocess.Popen(args, stdin=subprocess.DEVNULL, preexec_fn=die_with_parent)
+
+
+def _keep_running(args: list[str], child: list[subprocess.Popen],
+                  stopping: threading.Event) -> None:
+    """Start the consumer again whenever it exits on its own."""
+    while not stopping.wait(0.5):
+        rc = child[0].poll()
+        if rc is None:
+            continue
+        _log.error("the ingestion consumer exited with code %s; restarting it", rc)
+        if stopping.wait(INGEST_RESTART_DELAY_S):
+            return
+        child[0] = _spawn(args)
+
+
+def _raise_terminated(signum: int, frame: object) -> None:
+    """SIGTERM handler: unwind like Ctrl-C does."""
+    raise Terminated(0)
