@@ -3,7 +3,8 @@
 One Lua script does the whole decision atomically on the server, in one round trip:
 
 1. the idempotency key exists: a retry; answer the entry id stored there (nothing added);
-2. the stream holds more than ``max_backlog`` entries: the store lags; refuse (503);
+2. the stream already holds ``max_backlog`` entries: the store lags; refuse (503), so no
+   more than ``max_backlog`` entries ever wait;
 3. else ``XADD`` the record (never trimmed: unconsumed entries are never dropped) and store its
    entry id under the idempotency key with the configured TTL.
 
@@ -29,7 +30,7 @@ from msagent.gateway.errors import Refused, retry_after
 ADD_ONCE = """
 local old = redis.call('GET', KEYS[2])
 if old then return {0, old} end
-if redis.call('XLEN', KEYS[1]) > tonumber(ARGV[3]) then return {2, ''} end
+if redis.call('XLEN', KEYS[1]) >= tonumber(ARGV[3]) then return {2, ''} end
 local id = redis.call('XADD', KEYS[1], '*', ARGV[4], ARGV[1])
 redis.call('SET', KEYS[2], id, 'EX', ARGV[2])
 return {1, id}

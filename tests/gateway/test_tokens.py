@@ -1,0 +1,142 @@
+"""Tokens (hashed at rest, scopes, expiry, revocation seen by a running gateway within a
+second), the ``msagent tokens`` commands, and per-client rate limits."""
+
+from __future__ import annotations
+
+import json
+import stat
+import time
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from msagent.cli import app as cli
+from msagent.gateway.ratelimit import RateLimiter
+from msagent.gateway.tokens import TokenError, TokenStore, hash_token
+from tests.gateway.conftest import Api, Stream, episode, make_config
+
+
+def test_tokens_are_stored_hashed_and_private(tmp_path: Path):
+    store = TokenStore(tmp_path / "tokens.json")
+    token_id, token = store.create("alice", ["download", "upload"])
+    text = store.path.read_text()
+    assert token.startswith("msa_") and len(token) > 40
+    assert token not in text and hash_token(token) in text
+    assert stat.S_IMODE(store.path.stat().st_mode) == 0o600
+    entry = json.loads(text)["tokens"][0]
+    assert entry["token_id"] == token_id and entry["scopes"] == ["upload", "download"]
+    principal = TokenStore(store.path).authenticate(token)
+    assert principal.client == "alice" and principal.scopes == {"upload", "download"}
+    assert TokenStore(store.path).authenticate(token + "x") is None
+    assert TokenStore(store.path).authenticate("") is None
+
+
+def test_expiry_and_revocation(tmp_path: Path):
+    now = [1000.0]
+    store = TokenStore(tmp_path / "tokens.json", clock=lambda: now[0])
+    token = store.create("alice", ["upload"], expires_days=1)[1]
+    other_id, other = store.create("alice", ["upload"])
+    keep = store.create("bob", ["upload"])[1]
+    assert store.authenticate(token) is not None
+    now[0] += 86400
+    assert store.authenticate(token) is None  # expired
+    revoked = store.revoke(other_id)
+    assert [e.token_id for e in revoked] == [other_id]
+    assert TokenStore(store.path).authenticate(other) is None
+    store.revoke("alice")  # every token of the client
+    assert all(e.revoked for e in store.list() if e.client == "alice")
+    assert TokenStore(store.path).authenticate(keep).client == "bob"
+    with pytest.raises(TokenError, match="no token"):
+        store.revoke("nobody")
+
+
+@pytest.mark.parametrize("client,scopes,days", [
+    ("bad name", ["upload"], None), ("a:b", ["upload"], None), ("ok", [], None),
+    ("ok", ["root"], None), ("ok", ["upload"], 0), ("ok", ["upload"], -1)])
+def test_bad_token_requests_are_refused(tmp_path: Path, client, scopes, days):
+    with pytest.raises(TokenError):
+        TokenStore(tmp_path / "tokens.json").create(client, scopes, days)
+
+
+def test_revocation_reaches_a_running_app_within_a_second(tmp_path: Path, redis_url: str):
+    cfg = make_config(tmp_path)
+    store = TokenStore.of_data_dir(cfg.data_dir)
+    token = store.create("alice", ["upload"])[1]
+    api = Api(cfg, redis_url)
+    try:
+        assert api.upload(token, episode(5)).status_code == 201
+        TokenStore.of_data_dir(cfg.data_dir).revoke("alice")  # as `msagent tokens revoke`
+        revoked_at = time.monotonic()
+        while api.upload(token, episode(5)).status_code != 401:
+            assert time.monotonic() - revoked_at < 1.5
+            time.sleep(0.05)
+        late = store.create("late", ["upload"])[1]  # new tokens are seen the same way
+        deadline = time.monotonic() + 1.5
+        while api.upload(late, episode(5)).status_code == 401:
+            assert time.monotonic() < deadline
+            time.sleep(0.05)
+    finally:
+        api.close()
+
+
+def test_tokens_cli_round_trip(tmp_path: Path):
+    config = tmp_path / "gateway.toml"
+    config.write_text('[gateway]\ndata_dir = "data"\n[[gateway.games]]\nname = "g"\n'
+                      'obs_shape = [2]\naction_n = 2\n')
+    runner = CliRunner()
+    made = runner.invoke(cli, ["tokens", "create", str(config), "--client", "alice",
+                               "--scope", "upload", "--scope", "download",
+                               "--expires-days", "30"])
+    assert made.exit_code == 0, made.output
+    token = made.stdout.strip().splitlines()[-1]
+    assert token.startswith("msa_")
+    store = TokenStore(tmp_path / "data" / "tokens.json")
+    assert store.authenticate(token).scopes == {"upload", "download"}
+    listed = runner.invoke(cli, ["tokens", "list", str(config)])
+    assert listed.exit_code == 0
+    (entry,) = store.list()
+    assert entry.token_id in listed.stdout and "alice" in listed.stdout
+    assert "active" in listed.stdout
+    assert token not in listed.stdout and entry.sha256 not in listed.stdout
+    revoked = runner.invoke(cli, ["tokens", "revoke", str(config), entry.token_id])
+    assert revoked.exit_code == 0 and entry.token_id in revoked.stdout
+    assert "revoked" in runner.invoke(cli, ["tokens", "list", str(config)]).stdout
+    assert TokenStore(store.path).authenticate(token) is None
+    again = runner.invoke(cli, ["tokens", "revoke", str(config), "nobody"])
+    assert again.exit_code == 2 and "no token" in again.output
+    bad = runner.invoke(cli, ["tokens", "create", str(config), "--client", "x",
+                              "--scope", "root"])
+    assert bad.exit_code == 2 and "scopes" in bad.output
+    missing = runner.invoke(cli, ["tokens", "list", str(tmp_path / "nope.toml")])
+    assert missing.exit_code == 2 and "no such config file" in missing.output
+
+
+def test_token_bucket():
+    now = [0.0]
+    limiter = RateLimiter(rate_per_s=2, burst=3, clock=lambda: now[0])
+    assert [limiter.take("a") for _ in range(3)] == [0.0, 0.0, 0.0]
+    assert limiter.take("a") == pytest.approx(0.5)
+    assert limiter.take("b") == 0.0  # buckets are per client
+    now[0] += 0.5
+    assert limiter.take("a") == 0.0 and limiter.take("a") > 0
+    now[0] += 100
+    assert [limiter.take("a") for _ in range(4)][:3] == [0.0, 0.0, 0.0]  # capped at burst
+
+
+def test_rate_limit_answers_429_with_retry_after(tmp_path: Path, redis_url: str):
+    cfg = make_config(tmp_path, rate_per_s=0.5, burst=2)
+    store = TokenStore.of_data_dir(cfg.data_dir)
+    alice, bob = store.create("alice", ["upload"])[1], store.create("bob", ["upload"])[1]
+    api, stream = Api(cfg, redis_url), Stream(cfg, redis_url)
+    try:
+        assert [api.upload(alice, episode(3)).status_code for _ in range(2)] == [201, 201]
+        limited = api.upload(alice, episode(3))
+        assert limited.status_code == 429
+        assert limited.json() == {"error": "rate limit exceeded; slow down"}
+        assert limited.headers["Retry-After"] == "2"
+        assert api.upload(bob, episode(3)).status_code == 201
+        assert len(stream) == 3
+    finally:
+        api.close()
+        stream.close()
