@@ -1,0 +1,184 @@
+"""``msagent serve`` as a real process: killed with SIGKILL mid-load and restarted, no upload a
+client was told is stored is lost or stored twice; with an embedded Redis and the ingestion
+consumer, SIGTERM stops all three; a bad config is one line and exit code 2."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+import uuid
+from collections import Counter
+from pathlib import Path
+
+import httpx
+import numpy as np
+import psutil
+import pytest
+
+from msagent.client import GatewayClient
+from msagent.experience.records import EpisodeRecord
+from msagent.experience.stream_keys import StreamKeys
+from msagent.gateway.redis_server import free_loopback_port
+from msagent.gateway.tokens import TokenStore
+from tests.gateway.conftest import Stream
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def _write_config(folder: Path, redis_url: str, ingest: bool) -> Path:
+    config = folder / "gateway.toml"
+    config.write_text(
+        f'[gateway]\ndata_dir = "data"\nredis_url = "{redis_url}"\n'
+        f'prefix = "test:{uuid.uuid4().hex[:12]}"\ningest = {str(ingest).lower()}\n'
+        'rate_per_s = 100000.0\nburst = 100000\ningest_flush_s = 0.2\n'
+        '[[gateway.games]]\nname = "cartpole"\nobs_shape = [4]\naction_n = 2\n')
+    return config
+
+
+def _serve(config: Path, port: int, log: Path) -> subprocess.Popen:
+    """Start ``msagent serve`` and wait until it answers /healthz."""
+    out = open(log, "ab")
+    proc = subprocess.Popen([sys.executable, "-m", "msagent", "serve", str(config), "--port",
+                             str(port)], cwd=REPO, stdout=out, stderr=subprocess.STDOUT)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        assert proc.poll() is None, log.read_text()
+        try:
+            if httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=1).status_code == 200:
+                return proc
+        except httpx.TransportError:
+            pass
+        time.sleep(0.05)
+    proc.kill()
+    raise AssertionError(f"gateway did not start:\n{log.read_text()}")
+
+
+class Uploader(threading.Thread):
+    """Uploads CartPole episodes in a loop; remembers what the gateway acknowledged."""
+
+    def __init__(self, url: str, token: str, name: str) -> None:
+        super().__init__(daemon=True)
+        self.client = GatewayClient(url, token, client_version=name, timeout=5,
+                                    max_retries=60, backoff_s=0.05, max_backoff_s=0.5)
+        self.name_, self.acked, self.errors = name, [], []
+        self.stop = threading.Event()
+
+    def run(self) -> None:
+        rng = np.random.default_rng(0)
+        i = 0
+        while not self.stop.is_set():
+            episode_id = f"{self.name_}-{i}"
+            try:
+                answer = self.client.upload_episode(
+                    "cartpole", rng.normal(size=(200, 4)).astype(np.float32),
+                    rng.integers(0, 2, 200), np.ones(200, np.float32), True, False,
+                    episode_id=episode_id)
+                self.acked.append((episode_id, answer["status"]))
+            except Exception as exc:  # noqa: BLE001  (reported by the test)
+                self.errors.append(repr(exc))
+            i += 1
+        self.client.close()
+
+
+def _wait_for(condition, timeout: float, what: str) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        time.sleep(0.02)
+
+
+def test_gateway_killed_mid_load_loses_and_duplicates_nothing(tmp_path: Path, redis_url: str):
+    config = _write_config(tmp_path, redis_url, ingest=False)
+    token = TokenStore(tmp_path / "data" / "tokens.json").create("game", ["upload"])[1]
+    port, log = free_loopback_port(), tmp_path / "serve.log"
+    proc = _serve(config, port, log)
+    uploaders = [Uploader(f"http://127.0.0.1:{port}", token, f"u{k}") for k in range(2)]
+    try:
+        for u in uploaders:
+            u.start()
+        _wait_for(lambda: all(len(u.acked) >= 20 for u in uploaders), 60, "uploads")
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+        at_kill = sum(len(u.acked) for u in uploaders)
+        time.sleep(0.5)  # clients retry into a closed port meanwhile
+        proc = _serve(config, port, log)
+        _wait_for(lambda: sum(len(u.acked) for u in uploaders) >= at_kill + 40, 60,
+                  "uploads after the restart")
+    finally:
+        for u in uploaders:
+            u.stop.set()
+        for u in uploaders:
+            u.join(30)
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(30) == 0, log.read_text()
+    assert not [e for u in uploaders for e in u.errors]
+    from msagent.config.gateway import load_gateway_config
+
+    stream = Stream(load_gateway_config(config), redis_url)
+    try:
+        stored = Counter(EpisodeRecord.from_msgpack(data).episode_id
+                         for _, data in stream.entries())
+    finally:
+        stream.close()
+    acked = [episode_id for u in uploaders for episode_id, _ in u.acked]
+    assert len(acked) == len(set(acked)) >= at_kill + 40
+    assert all(stored[episode_id] == 1 for episode_id in acked)
+    assert max(stored.values()) == 1  # nothing stored twice, acknowledged or not
+    assert "gateway stopped" in log.read_text()
+
+
+def test_serve_with_embedded_redis_and_ingest_stops_everything_on_sigterm(tmp_path: Path,
+                                                                         redis_url: str):
+    config = _write_config(tmp_path, "", ingest=True)
+    token = TokenStore(tmp_path / "data" / "tokens.json").create("game", ["upload", "admin"])[1]
+    port, log = free_loopback_port(), tmp_path / "serve.log"
+    proc = _serve(config, port, log)
+    try:
+        children = psutil.Process(proc.pid).children(recursive=True)
+        names = " ".join(" ".join(c.cmdline()) for c in children)
+        assert "redis-server" in names and "ingest" in names
+        assert "redis redis://127.0.0.1:" in log.read_text()
+        url = f"http://127.0.0.1:{port}"
+        with GatewayClient(url, token) as client:
+            answer = client.upload_episode("cartpole", np.zeros((10, 4), np.float32),
+                                           np.zeros(10, np.int64), np.ones(10, np.float32),
+                                           True, False)
+        assert answer["status"] == "stored"
+        stats = lambda: httpx.get(f"{url}/v1/admin/stats",  # noqa: E731
+                                  headers={"Authorization": f"Bearer {token}"}).json()
+        _wait_for(lambda: stats()["stream_length"] == 0, 60, "the consumer to ingest")
+        assert (tmp_path / "data" / "redis" / "appendonlydir").is_dir()
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        rc = proc.wait(60)
+    assert rc == 0, log.read_text()
+    gone, alive = psutil.wait_procs(children, timeout=10)
+    assert not alive
+
+
+def test_serve_with_a_bad_config_is_one_line_and_exit_2(tmp_path: Path):
+    bad = tmp_path / "bad.toml"
+    bad.write_text('[gateway]\nport = "eighty"\n')
+    result = subprocess.run([sys.executable, "-m", "msagent", "serve", str(bad)], cwd=REPO,
+                            capture_output=True, text=True, timeout=60)
+    assert result.returncode == 2
+    assert "Traceback" not in result.stderr and "port" in result.stderr
+    missing = subprocess.run([sys.executable, "-m", "msagent", "serve", str(tmp_path / "x")],
+                             cwd=REPO, capture_output=True, text=True, timeout=60)
+    assert missing.returncode == 2 and "no such config file" in missing.stderr
+
+
+@pytest.fixture(autouse=True)
+def _no_stray_children():
+    """Every process a test started is gone when it ends."""
+    before = {p.pid for p in psutil.Process(os.getpid()).children(recursive=True)}
+    yield
+    stray = [p for p in psutil.Process(os.getpid()).children(recursive=True)
+             if p.pid not in before]
+    for p in stray:
+        p.kill()
+    assert not stray
