@@ -28,7 +28,8 @@ tokens_app = typer.Typer(name="tokens", no_args_is_help=True,
 
 def serve_command(
     config: Path = typer.Argument(..., help="The gateway config (TOML)."),
-    port: int | None = typer.Option(None, help="Overrides the port in the config (0: any free port)."),
+    port: int | None = typer.Option(None,
+                                    help="Overrides the port in the config (0: any free port)."),
 ) -> None:
     """Run the game-client gateway: HTTP uploads to a Redis stream, model downloads."""
     import logging

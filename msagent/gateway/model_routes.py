@@ -31,6 +31,12 @@ _IMMUTABLE = "public, max-age=31536000, immutable"
 def add_model_routes(app: FastAPI, gw: Gateway) -> None:
     """``GET /v1/games/{game}/model`` and ``GET /v1/games/{game}/models/{version}``."""
     store = ModelStore(gw.cfg.path(gw.cfg.gateway.models, "models"))
+    _latest_route(app, gw, store)
+    _bytes_route(app, gw, store)
+
+
+def _latest_route(app: FastAPI, gw: Gateway, store: ModelStore) -> None:
+    """The newest manifest of a game."""
 
     @app.get("/v1/games/{game}/model", tags=["models"], openapi_extra=_SECURED,
              responses={304: {"description": "Unchanged (If-None-Match)"},
@@ -47,6 +53,10 @@ def add_model_routes(app: FastAPI, gw: Gateway) -> None:
         if _matches(request.headers.get("if-none-match"), etag):
             return Response(status_code=304, headers=headers)
         return json_response(200, manifest.model_dump(mode="json"), headers)
+
+
+def _bytes_route(app: FastAPI, gw: Gateway, store: ModelStore) -> None:
+    """The ONNX bytes of one version."""
 
     @app.get("/v1/games/{game}/models/{version}", tags=["models"], openapi_extra=_SECURED,
              response_class=Response,

@@ -25,6 +25,7 @@ from redis.asyncio import Redis
 
 from msagent.experience.records import EpisodeRecord
 from msagent.experience.stream_keys import CONSUMER_GROUP, RECORD_FIELD, StreamKeys
+from msagent.gateway.batcher import ScriptBatcher
 from msagent.gateway.errors import Refused, retry_after
 
 ADD_ONCE = """
@@ -74,7 +75,7 @@ class StreamProducer:
         self.keys = keys
         self._stream = keys.stream
         self._args_tail = (int(ttl_s), int(max_backlog), RECORD_FIELD)
-        self._add_once = redis.register_script(ADD_ONCE)
+        self._add_once = ScriptBatcher(redis, ADD_ONCE)
         self._group_ready = False
 
     async def add(self, record: EpisodeRecord) -> Added:
@@ -85,8 +86,7 @@ class StreamProducer:
         async with self._unavailable_as_503():
             if not self._group_ready:
                 await self.ensure_group()
-            code, entry = await self._add_once(keys=(self._stream, idem),
-                                               args=(data, *self._args_tail))
+            code, entry = await self._add_once((self._stream, idem), (data, *self._args_tail))
         if code == 2:
             raise Refused(503, "the experience backlog is too high; retry later",
                           retry_after(BACKLOG_RETRY_S))
