@@ -26,6 +26,12 @@ class DataSection(Section):
         window: Newest records each reader draws episodes from.
         refresh_s: How often readers look for newly stored records.
         min_records: Stored records to wait for before feeding the learner.
+        max_uses: Times each stored record is played back at most (0: without limit). 1
+            (the default) trains on every upload once and then waits for new ones, keeping
+            the learner near the clients' models; raise it to replay a fixed dataset.
+        order: ``newest`` draws the newest unused record first (the freshest data when
+            clients upload faster than the learner trains: the least off-policy); ``uniform``
+            draws uniformly from the window (replaying a dataset).
     """
 
     source: Literal["env", "store", "mixed"] = "env"
@@ -36,6 +42,8 @@ class DataSection(Section):
     window: int = Field(10_000, ge=1)
     refresh_s: float = Field(5.0, gt=0)
     min_records: int = Field(1, ge=1)
+    max_uses: int = Field(1, ge=0)
+    order: Literal["newest", "uniform"] = "newest"
 
     @model_validator(mode="after")
     def _store_named(self) -> DataSection:

@@ -13,6 +13,7 @@ Approximation: an upload carries no observation after its last step, so a trunca
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -24,6 +25,79 @@ from msagent.vocabulary import Fragment, ModelKey
 
 ValueFn = Callable[[np.ndarray], np.ndarray]
 """Observations ``[N, ...]`` -> the current policy's values ``[N]``."""
+
+
+class RecordPool:
+    """The newest stored records a reader draws episodes from, each at most ``max_uses``
+    times (0: without limit); a record used up leaves the pool.
+
+    Drawing each record once (``max_uses = 1``) keeps the learner as close to the clients'
+    newest models as the data allows: it waits for new uploads instead of replaying old ones,
+    whose actors fall further behind with every update.
+    """
+
+    def __init__(self, window: int, max_uses: int, newest_first: bool = False) -> None:
+        self.window, self.max_uses, self.newest_first = window, max_uses, newest_first
+        self._records: dict[tuple[str, str, int], EpisodeRecord] = {}
+        self._uses: dict[tuple[str, str, int], int] = {}
+        self._done: dict[tuple[str, str, int], float] = {}
+        self._spent: deque[EpisodeRecord] = deque(maxlen=64)
+
+    def add(self, records: list[EpisodeRecord]) -> None:
+        """Take records not seen before; keep the newest ``window``."""
+        for record in records:
+            key = _key(record)
+            if key not in self._done and key not in self._records:
+                self._records[key], self._uses[key] = record, 0  # in order of arrival
+        if len(self._records) > self.window:
+            newest = sorted(self._records, key=lambda k: self._records[k].provenance.received_at)
+            for key in newest[:-self.window]:
+                self._drop(key, spent=False)
+
+    def forget_before(self, received_at: float) -> None:
+        """Forget used-up records received before this time (they are never offered again),
+        so that a reader running for days keeps a bounded memory."""
+        self._done = {k: t for k, t in self._done.items() if t >= received_at}
+
+    def steps_available(self) -> int:
+        """Steps the pool can still play back (``max_uses = 0``: its steps once)."""
+        if not self.max_uses:
+            return sum(len(r) for r in self._records.values())
+        return sum(len(r) * (self.max_uses - self._uses[k]) for k, r in self._records.items())
+
+    def __len__(self) -> int:
+        """Records in the pool."""
+        return len(self._records)
+
+    def draw(self, rng: np.random.Generator) -> EpisodeRecord:
+        """A record drawn uniformly (or the newest, with ``newest_first``: the freshest data
+        when clients upload faster than the learner trains); counted as used. When every record is used up (a reader
+        checks ``steps_available`` first, so only a fragment's last draw can find it so), one
+        of the last used-up records is drawn again."""
+        keys = list(self._records)
+        if not keys:
+            if not self._spent:
+                raise LookupError("the record pool is empty")
+            return self._spent[int(rng.integers(len(self._spent)))]
+        key = keys[-1] if self.newest_first else keys[int(rng.integers(len(keys)))]
+        record = self._records[key]
+        self._uses[key] += 1
+        if self.max_uses and self._uses[key] >= self.max_uses:
+            self._drop(key)
+        return record
+
+    def _drop(self, key: tuple[str, str, int], spent: bool = True) -> None:
+        """Remove a record for good (a later read of the store does not bring it back)."""
+        record = self._records.pop(key)
+        del self._uses[key]
+        self._done[key] = record.provenance.received_at
+        if spent:
+            self._spent.append(record)
+
+
+def _key(record: EpisodeRecord) -> tuple[str, str, int]:
+    """What identifies a stored record: (client, episode id, part)."""
+    return record.provenance.client_id, record.episode_id, record.part
 
 
 @dataclass
@@ -51,19 +125,25 @@ class EpisodePlayback:
         self.rng = np.random.default_rng(seed)
         self._cursors: list[_Cursor] = []
 
-    def fragments(self, records: list[EpisodeRecord], values: ValueFn,
+    def fragments(self, records: RecordPool | list[EpisodeRecord], values: ValueFn,
                   key: ModelKey) -> list[Fragment]:
-        """One fragment per stream, episodes drawn uniformly from ``records``."""
-        if not records:
+        """One fragment per stream, episodes drawn uniformly from ``records`` (a pool, or a
+        list drawn from without limit); a pool must hold enough steps
+        (``steps_available() >= streams * fragment_len``)."""
+        if not isinstance(records, RecordPool):
+            pool = RecordPool(len(records) or 1, 0)
+            pool.add(records)
+            records = pool
+        if not len(records):
             raise ValueError("no stored records to play back")
         while len(self._cursors) < self.streams:
             self._cursors.append(_Cursor(self._draw(records)))
         steps = [self._take(cursor, records) for cursor in self._cursors]
         return [self._fragment(parts, values, key) for parts in steps]
 
-    def _draw(self, records: list[EpisodeRecord]) -> EpisodeRecord:
+    def _draw(self, records: RecordPool) -> EpisodeRecord:
         """A record drawn uniformly, checked for what the algorithm needs."""
-        record = records[int(self.rng.integers(len(records)))]
+        record = records.draw(self.rng)
         if self.need_log_probs and record.log_probs is None:
             raise ConfigError(f"record {record.episode_id!r} of client "
                               f"{record.provenance.client_id!r} has no log_probs: V-trace "
@@ -71,7 +151,7 @@ class EpisodePlayback:
                               "name = 'bc', or have clients upload log_probs)")
         return record
 
-    def _take(self, cursor: _Cursor, records: list[EpisodeRecord]) -> list[tuple]:
+    def _take(self, cursor: _Cursor, records: RecordPool) -> list[tuple]:
         """``fragment_len`` steps of one stream as (record, start, stop) slices, plus the
         stream's next observation (for the bootstrap value)."""
         parts, need = [], self.fragment_len
@@ -82,8 +162,8 @@ class EpisodePlayback:
             parts.append((cursor.record, cursor.step, stop))
             need -= stop - cursor.step
             cursor.step = stop
-        if cursor.step >= len(cursor.record):
-            cursor.record, cursor.step = self._draw(records), 0
+        if cursor.step >= len(cursor.record):  # the fragment ends with the record: its
+            return parts + [cursor.record.observations[-1]]  # bootstrap value is never used
         return parts + [cursor.record.observations[cursor.step]]
 
     def _fragment(self, parts: list, values: ValueFn, key: ModelKey) -> Fragment:

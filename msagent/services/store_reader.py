@@ -16,8 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from msagent.experience.fragments import EpisodePlayback
-from msagent.experience.records import EpisodeRecord
+from msagent.experience.fragments import EpisodePlayback, RecordPool
 from msagent.runtime import Solver, current_instance, register
 from msagent.services.env_worker import worker_seed
 from msagent.services.inference import PolicyScripts
@@ -44,6 +43,8 @@ class ReaderSettings:
     window: int = 10_000
     refresh_s: float = 5.0
     min_records: int = 1
+    max_uses: int = 1
+    newest_first: bool = True
     policy_id: str = "main"
     table: str = "fragments"
     sync: bool = True
@@ -67,8 +68,8 @@ class StoreReader(Looping):
         self.playback = EpisodePlayback(settings.streams, settings.fragment_len, seed,
                                         settings.need_log_probs)
         self.store = ExperienceStore(settings.store)
-        self.window: dict[tuple[str, str, int], EpisodeRecord] = {}
-        self._seen_until, self._next_refresh = 0.0, 0.0
+        self.pool = RecordPool(settings.window, settings.max_uses, settings.newest_first)
+        self._seen_until, self._next_refresh, self._records_seen = 0.0, 0.0, 0
         self._steps, self._first_step = 0, None
 
     @register(concurrent=True)
@@ -77,7 +78,7 @@ class StoreReader(Looping):
         with self._lock:
             out = {"episodes": [], "env_steps": self._steps, "error": self.error,
                    "version": self.follower.version, "first_step_time": self._first_step,
-                   "records": len(self.window)}
+                   "records": len(self.pool)}
             self._steps = 0
         return out
 
@@ -86,16 +87,22 @@ class StoreReader(Looping):
         self.follower.wait_for(1, self._stop)
         while not self._stop.is_set():
             self._refresh()
-            if len(self.window) < self.s.min_records:
+            if not self._ready():
                 time.sleep(IDLE_S)
                 continue
             self._ship()
+
+    def _ready(self) -> bool:
+        """Enough records seen, and enough steps left to fill a round without reusing any."""
+        s = self.s
+        return (self._records_seen >= s.min_records and
+                self.pool.steps_available() >= s.streams * s.fragment_len)
 
     def _ship(self) -> None:
         """One round: fragments valued by the current policy, into the buffer; then (sync)
         wait for the version trained on them."""
         version = self.follower.version
-        fragments = self.playback.fragments(list(self.window.values()), self._values,
+        fragments = self.playback.fragments(self.pool, self._values,
                                              ModelKey(self.s.policy_id, version))
         Solver().retrieve("ReplayBufferService", "insert", self.s.table, fragments)
         with self._lock:
@@ -107,18 +114,20 @@ class StoreReader(Looping):
             self.follower.refresh()
 
     def _refresh(self) -> None:
-        """Add records stored since the last look; keep the newest ``window``."""
+        """Add records stored since the last look (the pool keeps the newest ``window``)."""
         if time.monotonic() < self._next_refresh:
             return
         self._next_refresh = time.monotonic() + self.s.refresh_s
         since = self._seen_until - 1.0 if self._seen_until else None  # clocks of writers differ
-        for record in self.store.episodes(self.s.game, since=since):
-            p = record.provenance
-            self.window[(p.client_id, record.episode_id, record.part)] = record
-            self._seen_until = max(self._seen_until, p.received_at)
-        if len(self.window) > self.s.window:
-            newest = sorted(self.window.items(), key=lambda kv: kv[1].provenance.received_at)
-            self.window = dict(newest[-self.s.window:])
+        records = self.store.episodes(self.s.game, since=since)
+        before = len(self.pool)
+        self.pool.add(records)
+        self._records_seen += max(0, len(self.pool) - before)
+        if records:
+            self._seen_until = max([self._seen_until, *(r.provenance.received_at
+                                                         for r in records)])
+        if since is not None:
+            self.pool.forget_before(since)  # older records are never read again
 
     def _values(self, obs: np.ndarray) -> np.ndarray:
         """The current policy's values of observations."""

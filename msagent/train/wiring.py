@@ -153,10 +153,13 @@ def fragments_per_round(cfg: TrainConfig) -> dict[str, int]:
 def reader_settings(cfg: TrainConfig, table: str, generation: int) -> ReaderSettings:
     """What every store reader of the run gets."""
     d = cfg.data
-    return ReaderSettings(policy_scripts(cfg), d.store, d.game,
-                          cfg.services.env_worker.fragment_len, d.streams, d.window,
-                          d.refresh_s, d.min_records, POLICY_ID, table,
-                          cfg.services.learner.sync, cfg.algorithm.name != "bc", generation)
+    return ReaderSettings(
+        scripts=policy_scripts(cfg), store=d.store, game=d.game,
+        fragment_len=cfg.services.env_worker.fragment_len, streams=d.streams, window=d.window,
+        refresh_s=d.refresh_s, min_records=d.min_records, max_uses=d.max_uses,
+        newest_first=d.order == "newest", policy_id=POLICY_ID, table=table,
+        sync=cfg.services.learner.sync, need_log_probs=cfg.algorithm.name != "bc",
+        generation=generation)
 
 
 def wait_all(started: list[ServiceHandle]) -> None:

@@ -65,3 +65,34 @@ def test_vtrace_refuses_records_without_log_probs_and_cloning_takes_them():
         EpisodePlayback(1, 4, 0, need_log_probs=True).fragments([rec], first_value, KEY)
     fragment = EpisodePlayback(1, 4, 0, need_log_probs=False).fragments([rec], first_value, KEY)[0]
     assert fragment.logp.tolist() == [0, 0, 0, 0]
+
+
+def test_a_pool_plays_each_record_at_most_max_uses_times_and_keeps_the_newest_window():
+    from msagent.experience.fragments import RecordPool
+
+    records = [record(str(i), 4, float(i), terminated=True) for i in range(6)]
+    for i, r in enumerate(records):
+        r.provenance = type(r.provenance)("c", float(i))
+    pool = RecordPool(window=4, max_uses=1)
+    pool.add(records)
+    assert len(pool) == 4 and pool.steps_available() == 16  # the 4 newest
+    rng = np.random.default_rng(0)
+    drawn = {pool.draw(rng).episode_id for _ in range(4)}
+    assert drawn == {"2", "3", "4", "5"} and len(pool) == 0
+    pool.add(records)  # a later read of the store brings nothing used back
+    assert len(pool) == 0
+    assert pool.draw(rng).episode_id in drawn  # used up: an overshooting draw reuses one
+
+
+def test_a_playback_from_a_pool_uses_each_step_once_while_steps_suffice():
+    from msagent.experience.fragments import RecordPool
+
+    records = [record(str(i), 8, 100.0 * i, terminated=True) for i in range(8)]
+    pool = RecordPool(window=100, max_uses=1)
+    pool.add(records)
+    playback = EpisodePlayback(streams=2, fragment_len=8, seed=0, need_log_probs=True)
+    seen = []
+    while pool.steps_available() >= 16:
+        seen += [f.rewards for f in playback.fragments(pool, first_value, KEY)]
+    steps = np.concatenate(seen)
+    assert len(steps) == 64 and len(set(steps.tolist())) == 64

@@ -55,7 +55,7 @@ def test_a_run_on_stored_episodes_clones_the_teacher_and_publishes_better_models
     ExperienceStore(str(store_dir)).write(teacher_episodes(60, seed=0))
     cfg = example_config(tmp_path, "local", 'data.source="store"',
                          f'data.store="{store_dir}"', 'data.game="cartpole"',
-                         "data.streams=16", "data.refresh_s=0.5", 'algorithm.name="bc"',
+                         "data.streams=16", "data.refresh_s=0.5", "data.max_uses=0", 'data.order="uniform"', 'algorithm.name="bc"',
                          "algorithm.lr=0.003", "algorithm.ent_coef=0.0",
                          f'publish.models="{models}"', 'publish.game="cartpole"',
                          "publish.every_snapshots=5", "run.stop.env_steps=60000",

@@ -1,0 +1,212 @@
+"""Game-client gateway under load: uploads of 200-step CartPole episodes from concurrent
+clients on loopback, beside a bare ``XADD`` of the same payloads to the same Redis.
+
+Run: ``python benchmarks/gateway.py [--uploads 10000] [--concurrency 32]``. In one invocation
+it starts a private redis-server (append-only, ``appendfsync everysec``: the gateway's
+default), measures
+
+1. the baseline: ``--concurrency`` asyncio Redis clients each ``XADD``-ing the records' msgpack
+   bytes (what the gateway puts on the stream), one command per episode;
+2. ``msagent serve`` (uvicorn, with its ingestion consumer writing Parquet) under the same
+   number of concurrent HTTP clients (aiohttp, keep-alive), each POSTing msgpack episodes with
+   a fresh idempotency key;
+
+and prints uploads/s, p50/p99 latency, the ingestion lag (largest stream backlog during the
+load; seconds from the last accepted upload until every episode is in the store) and the
+ratio to the bare XADD rate. Targets on a 2-core machine: >= 1,000 uploads/s, p99 < 100 ms,
+>= 0.5x the bare XADD rate.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import msgpack
+import numpy as np
+
+from msagent.experience.records import EpisodeRecord, Provenance, encode_array
+from msagent.experience.store import ExperienceStore
+from msagent.experience.stream_keys import StreamKeys
+from msagent.gateway.redis_server import embedded_redis, free_loopback_port
+from msagent.gateway.tokens import TokenStore
+
+STEPS = 200
+VARIANTS = 64
+"""Distinct episodes (arrays); each upload gets its own episode id."""
+
+
+def episodes(rng: np.random.Generator) -> list[dict]:
+    """Upload bodies (without their ids) of random 200-step CartPole-shaped episodes."""
+    out = []
+    for _ in range(VARIANTS):
+        out.append({"observations": encode_array(rng.normal(size=(STEPS, 4)).astype(np.float32)),
+                    "actions": encode_array(rng.integers(0, 2, STEPS)),
+                    "rewards": encode_array(np.ones(STEPS, np.float32)),
+                    "log_probs": encode_array(np.full(STEPS, -0.69, np.float32)),
+                    "terminated": True, "truncated": False, "model_version": 1})
+    return out
+
+
+def bodies(n: int, rng: np.random.Generator) -> list[bytes]:
+    """``n`` msgpack upload bodies with distinct episode ids."""
+    base = episodes(rng)
+    return [msgpack.packb({**base[i % VARIANTS], "episode_id": f"bench-{i}"}) for i in range(n)]
+
+
+def records(n: int, rng: np.random.Generator) -> list[bytes]:
+    """``n`` stream payloads: the records the gateway would XADD for the same episodes."""
+    base = episodes(rng)
+    out = []
+    for i in range(n):
+        b = base[i % VARIANTS]
+        rec = EpisodeRecord("cartpole", f"bare-{i}", *(np.frombuffer(b[k]["data"], b[k]["dtype"])
+                            .reshape(b[k]["shape"]) for k in ("observations", "actions",
+                                                              "rewards")),
+                            np.frombuffer(b["log_probs"]["data"], "<f4"), True, False,
+                            Provenance("bench", time.time(), "", 1))
+        out.append(rec.to_msgpack())
+    return out
+
+
+async def bare_xadd(url: str, payloads: list[bytes], concurrency: int) -> dict:
+    """The baseline: concurrent clients XADD the payloads, one command each."""
+    from redis.asyncio import Redis
+
+    redis = Redis.from_url(url, max_connections=concurrency)
+    queue = list(reversed(payloads))
+    latencies: list[float] = []
+
+    async def worker() -> None:
+        while queue:
+            payload = queue.pop()
+            t = time.perf_counter()
+            await redis.xadd("bench:bare", {b"r": payload})
+            latencies.append(time.perf_counter() - t)
+
+    start = time.perf_counter()
+    await asyncio.gather(*(worker() for _ in range(concurrency)))
+    elapsed = time.perf_counter() - start
+    await redis.delete("bench:bare")
+    await redis.aclose()
+    return summary(len(payloads), elapsed, latencies)
+
+
+async def http_load(url: str, token: str, payloads: list[bytes], concurrency: int,
+                    redis_url: str, keys: StreamKeys) -> dict:
+    """Concurrent HTTP clients POST the bodies; the largest stream backlog is sampled."""
+    import aiohttp
+    from redis.asyncio import Redis
+
+    queue = list(reversed(payloads))
+    latencies: list[float] = []
+    statuses: dict[int, int] = {}
+    headers = {"Authorization": f"Bearer {token}", "Content-Type": "application/msgpack"}
+    redis, backlog = Redis.from_url(redis_url), [0]
+
+    async def worker(session: aiohttp.ClientSession) -> None:
+        while queue:
+            body = queue.pop()
+            t = time.perf_counter()
+            async with session.post(f"{url}/v1/games/cartpole/episodes", data=body,
+                                    headers=headers) as resp:
+                await resp.read()
+                statuses[resp.status] = statuses.get(resp.status, 0) + 1
+            latencies.append(time.perf_counter() - t)
+
+    async def sample_backlog() -> None:
+        while queue:
+            backlog[0] = max(backlog[0], await redis.xlen(keys.stream))
+            await asyncio.sleep(0.1)
+
+    connector = aiohttp.TCPConnector(limit=concurrency)
+    async with aiohttp.ClientSession(connector=connector) as session:
+        start = time.perf_counter()
+        await asyncio.gather(sample_backlog(), *(worker(session) for _ in range(concurrency)))
+        elapsed = time.perf_counter() - start
+    await redis.aclose()
+    return {**summary(len(payloads), elapsed, latencies), "statuses": statuses,
+            "max_backlog": backlog[0]}
+
+
+def summary(n: int, elapsed: float, latencies: list[float]) -> dict:
+    """Rate and latency percentiles of one load."""
+    lat = np.array(latencies) * 1000
+    return {"count": n, "seconds": round(elapsed, 2), "per_s": round(n / elapsed, 1),
+            "p50_ms": round(float(np.percentile(lat, 50)), 2),
+            "p99_ms": round(float(np.percentile(lat, 99)), 2)}
+
+
+def start_gateway(folder: Path, redis_url: str) -> tuple[subprocess.Popen, str]:
+    """``msagent serve`` on a free port with its ingestion consumer; its URL once healthy."""
+    import httpx
+
+    port = free_loopback_port()
+    config = folder / "gateway.toml"
+    config.write_text(f'[gateway]\nport = {port}\ndata_dir = "data"\nredis_url = "{redis_url}"\n'
+                      "rate_per_s = 1000000.0\nburst = 1000000\ningest_batch = 5000\n"
+                      '[[gateway.games]]\nname = "cartpole"\nenv = "CartPole-v1"\n'
+                      "max_steps = 500\n")
+    proc = subprocess.Popen([sys.executable, "-m", "msagent", "serve", str(config)],
+                            stdout=subprocess.DEVNULL, stderr=open(folder / "serve.log", "w"))
+    url, deadline = f"http://127.0.0.1:{port}", time.monotonic() + 60
+    while time.monotonic() < deadline:
+        try:
+            if httpx.get(f"{url}/healthz", timeout=1).status_code == 200:
+                return proc, url
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.2)
+    proc.kill()
+    raise SystemExit(f"msagent serve did not become healthy:\n{(folder / 'serve.log').read_text()[-2000:]}")
+
+
+def wait_ingested(store: ExperienceStore, n: int, timeout_s: float = 120) -> float:
+    """Seconds until the store holds ``n`` episodes of the game."""
+    start = time.perf_counter()
+    while store.count("cartpole") < n:
+        if time.perf_counter() - start > timeout_s:
+            raise SystemExit(f"only {store.count('cartpole')} of {n} episodes were ingested")
+        time.sleep(0.05)
+    return time.perf_counter() - start
+
+
+def main() -> None:
+    """Baseline, gateway, one table."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--uploads", type=int, default=10_000)
+    parser.add_argument("--concurrency", type=int, default=32)
+    args = parser.parse_args()
+    rng = np.random.default_rng(0)
+    with tempfile.TemporaryDirectory() as tmp, embedded_redis(Path(tmp)) as redis_url:
+        bare = asyncio.run(bare_xadd(redis_url, records(args.uploads, rng), args.concurrency))
+        folder = Path(tmp)
+        token = TokenStore.of_data_dir(folder / "data").create("bench", ["upload"])[1]
+        proc, url = start_gateway(folder, redis_url)
+        try:
+            payloads = bodies(args.uploads, rng)
+            gateway = asyncio.run(http_load(url, token, payloads, args.concurrency, redis_url,
+                                            StreamKeys()))
+            gateway["ingest_lag_s"] = round(wait_ingested(
+                ExperienceStore(str(folder / "data" / "experience")), args.uploads), 2)
+        finally:
+            proc.terminate()
+            proc.wait(30)
+    ratio = round(gateway["per_s"] / bare["per_s"], 3)
+    print(json.dumps({"bare_xadd": bare, "gateway": gateway, "gateway_vs_bare": ratio,
+                      "cpus": os.cpu_count()}, indent=1))
+    print(f"gateway {gateway['per_s']:.0f} uploads/s (p50 {gateway['p50_ms']} ms, p99 "
+          f"{gateway['p99_ms']} ms), bare XADD {bare['per_s']:.0f}/s: ratio {ratio}; ingestion "
+          f"lag {gateway['ingest_lag_s']} s after the last upload (largest backlog "
+          f"{gateway['max_backlog']} entries)")
+
+
+if __name__ == "__main__":
+    main()
