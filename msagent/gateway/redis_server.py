@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import fcntl
 import shutil
 import signal
 import socket
@@ -24,8 +25,16 @@ STOP_TIMEOUT_S = 10.0
 """How long a SIGTERM'd Redis may take to flush and exit before it is killed."""
 
 
+LOCK_FILE = "gateway.lock"
+"""Held (flock) by the gateway whose embedded Redis uses the folder."""
+
+
 class RedisNotInstalled(UserError, FileNotFoundError):
     """``redis-server`` is not on PATH and no ``redis_url`` was configured."""
+
+
+class RedisInUse(UserError):
+    """Another gateway's embedded Redis already uses this data folder."""
 
 
 def free_loopback_port() -> int:
@@ -72,11 +81,24 @@ def embedded_redis(data_dir: Path, appendfsync: str = "everysec") -> Iterator[st
                                 "and [gateway] redis_url is empty")
     folder = Path(data_dir) / "redis"
     folder.mkdir(parents=True, exist_ok=True)
-    proc, port = _start(binary, folder, appendfsync)
-    try:
-        yield f"redis://127.0.0.1:{port}/0"
-    finally:
-        stop_process(proc, STOP_TIMEOUT_S)
+    with _exclusive(folder):
+        proc, port = _start(binary, folder, appendfsync)
+        try:
+            yield f"redis://127.0.0.1:{port}/0"
+        finally:
+            stop_process(proc, STOP_TIMEOUT_S)
+
+
+@contextlib.contextmanager
+def _exclusive(folder: Path) -> Iterator[None]:
+    """Hold a lock on the Redis folder: two servers must never append to one AOF."""
+    with open(folder / LOCK_FILE, "a") as lock:
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise RedisInUse(f"{folder} is used by another msagent serve's embedded Redis "
+                             "(one data_dir per gateway)") from None
+        yield
 
 
 def _start(binary: str, folder: Path, appendfsync: str) -> tuple[subprocess.Popen, int]:

@@ -45,30 +45,31 @@ def serve(config: str | Path, port: int | None = None,
     previous = signal.signal(signal.SIGTERM, _raise_terminated)
     try:
         with contextlib.ExitStack() as stack:
+            sock = stack.enter_context(listening_socket(cfg.gateway.host, cfg.gateway.port))
             redis_url = cfg.gateway.redis_url or stack.enter_context(
                 embedded_redis(cfg.data_dir, cfg.gateway.appendfsync))
             if cfg.gateway.ingest:
                 stack.enter_context(ingest_child(Path(config), redis_url))
-            _run_uvicorn(cfg, redis_url, say)
+            _run_uvicorn(cfg, sock, redis_url, say)
     finally:
         signal.signal(signal.SIGTERM, previous)
 
 
-def _run_uvicorn(cfg: GatewayConfig, redis_url: str, say: Callable[[str], None]) -> None:
-    """Serve the app on a socket bound here (so the printed port is the real one)."""
+def _run_uvicorn(cfg: GatewayConfig, sock: socket.socket, redis_url: str,
+                 say: Callable[[str], None]) -> None:
+    """Serve the app on a socket bound first (taken port: nothing else started; the printed
+    port is the real one)."""
     import uvicorn
 
     from msagent.gateway.app import build_app
 
-    sock = listening_socket(cfg.gateway.host, cfg.gateway.port)
     host, port = sock.getsockname()[:2]
     url = f"http://{f'[{host}]' if ':' in host else host}:{port}"
     server = uvicorn.Server(uvicorn.Config(
         build_app(cfg, redis_url), loop="uvloop", http="httptools", lifespan="on",
         log_level="warning", access_log=False, timeout_graceful_shutdown=10))
     say(f"msagent gateway on {url} (docs {url}/docs), redis {redis_url}")
-    with sock:
-        server.run(sockets=[sock])
+    server.run(sockets=[sock])
 
 
 def listening_socket(host: str, port: int) -> socket.socket:

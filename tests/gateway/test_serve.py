@@ -152,6 +152,12 @@ def test_serve_with_embedded_redis_and_ingest_stops_everything_on_sigterm(tmp_pa
                                   headers={"Authorization": f"Bearer {token}"}).json()
         _wait_for(lambda: stats()["stream_length"] == 0, 60, "the consumer to ingest")
         assert (tmp_path / "data" / "redis" / "appendonlydir").is_dir()
+        for other_port, why in ((port, "cannot serve"), (0, "used by another")):
+            second = subprocess.run([sys.executable, "-m", "msagent", "serve", str(config),
+                                     "--port", str(other_port)], cwd=REPO, capture_output=True,
+                                    text=True, timeout=60)
+            assert second.returncode == 2 and why in second.stderr, second.stderr
+        assert stats()["stream_length"] == 0  # the first gateway is unharmed
     finally:
         proc.send_signal(signal.SIGTERM)
         rc = proc.wait(60)
