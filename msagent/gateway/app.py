@@ -35,6 +35,7 @@ from msagent.experience.stream_keys import StreamKeys
 from msagent.gateway.body import CONTENT_TYPES, read_upload
 from msagent.gateway.errors import Refused, retry_after
 from msagent.gateway.handlers import error_response, install_error_handlers, json_response
+from msagent.gateway.model_routes import add_model_routes
 from msagent.gateway.producer import StreamProducer
 from msagent.gateway.ratelimit import RateLimiter
 from msagent.gateway.tokens import Principal, TokenStore
@@ -66,7 +67,7 @@ class Gateway:
         self.tokens = TokenStore.of_data_dir(cfg.data_dir)
         self.limiter = RateLimiter(gw.rate_per_s, gw.burst)
         self.max_body_bytes = gw.max_body_bytes
-        self.redis = Redis.from_url(redis_url, socket_connect_timeout=2, socket_timeout=10,
+        self.redis = Redis.from_url(redis_url, socket_connect_timeout=2, socket_timeout=5,
                                     retry=Retry(NoBackoff(), 1))
         self.producer = StreamProducer(self.redis, StreamKeys(gw.prefix),
                                        gw.idempotency_ttl_s, gw.max_backlog)
@@ -112,8 +113,6 @@ def build_app(cfg: GatewayConfig, redis_url: str) -> FastAPI:
     install_error_handlers(app)
     _upload_route(app, gateway)
     _info_routes(app, gateway)
-    from msagent.gateway.model_routes import add_model_routes
-
     add_model_routes(app, gateway)
     _declare_bearer(app)
     return app

@@ -95,7 +95,7 @@ def test_gzip_bomb_is_refused_after_cap_bytes_of_output(small):
     response = _post(api, token, body, {"Content-Encoding": "gzip"})
     assert response.status_code == 413
     assert bomb.mib_made <= 2  # of 1024: inflating stopped at the cap (64 KiB of output)
-    assert time.perf_counter() - started < 5
+    assert time.perf_counter() - started < 10
 
 
 def test_gzip_of_a_body_just_over_the_cap_is_refused_but_under_it_accepted(small):

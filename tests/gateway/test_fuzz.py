@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import gzip
 import json
-import time
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
@@ -201,11 +200,9 @@ def test_mutated_episodes(fuzz: Fuzz) -> None:
         if not changes:
             assert status in (200, 201)
 
-    started = time.perf_counter()
     run()
     fuzz.check_stream()
     assert fuzz.statuses[201] > 500 and fuzz.statuses[422] > 1000, fuzz.statuses
-    assert time.perf_counter() - started < 60
 
 
 def test_structures_near_the_schema(fuzz: Fuzz) -> None:

@@ -69,10 +69,10 @@ def test_revocation_reaches_a_running_app_within_a_second(tmp_path: Path, redis_
         TokenStore.of_data_dir(cfg.data_dir).revoke("alice")  # as `msagent tokens revoke`
         revoked_at = time.monotonic()
         while api.upload(token, episode(5)).status_code != 401:
-            assert time.monotonic() - revoked_at < 1.5
+            assert time.monotonic() - revoked_at < 2.0
             time.sleep(0.05)
         late = store.create("late", ["upload"])[1]  # new tokens are seen the same way
-        deadline = time.monotonic() + 1.5
+        deadline = time.monotonic() + 2.0
         while api.upload(late, episode(5)).status_code == 401:
             assert time.monotonic() < deadline
             time.sleep(0.05)
