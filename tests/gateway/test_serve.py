@@ -188,3 +188,21 @@ def _no_stray_children():
     for p in stray:
         p.kill()
     assert not stray
+
+
+def test_a_dead_ingest_child_is_started_again(monkeypatch):
+    from msagent.gateway import serve
+
+    monkeypatch.setattr(serve, "INGEST_RESTART_DELAY_S", 0.05)
+    args = [sys.executable, "-c", "import sys; sys.exit(3)"]
+    child, stopping = [serve._spawn(args)], threading.Event()
+    first = child[0]
+    watcher = threading.Thread(target=serve._keep_running, args=(args, child, stopping))
+    watcher.start()
+    try:
+        _wait_for(lambda: child[0] is not first, 10, "a restart")
+    finally:
+        stopping.set()
+        watcher.join(10)
+        child[0].wait(10)
+    assert first.returncode == 3
