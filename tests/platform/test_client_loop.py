@@ -79,7 +79,7 @@ def test_clients_train_a_better_model_through_the_gateway_and_the_store(tmp_path
         cfg = load_config(EXAMPLE / "train.toml", [
             f'run.root="{tmp_path / "runs"}"', 'run.mode="local"', "logging.progress=false",
             "logging.tensorboard=false", f'data.store="{data / "experience"}"',
-            f'publish.models="{data / "models"}"', f"run.stop.env_steps={TRAIN_STEPS}",
+            f'publish.models="{data / "models"}"', f"run.stop.env_steps={TRAIN_STEPS}", "algorithm.lr=0.001",
             "run.stop.time_s=400"])
         clients.start()
         result = run_training(cfg)
