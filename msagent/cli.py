@@ -1,5 +1,7 @@
 """The ``msagent`` command line: ``msagent train CONFIG``, ``msagent evaluate RUN_DIR``,
-``msagent league RUN_DIR``, ``msagent export RUN_DIR OUT`` and ``msagent version``.
+``msagent league RUN_DIR``, ``msagent export RUN_DIR OUT``, ``msagent validate-env SCRIPT``,
+the game-client gateway (``msagent serve CONFIG``, ``msagent ingest CONFIG``,
+``msagent tokens create|list|revoke CONFIG``) and ``msagent version``.
 
 Exit codes of ``msagent train``: 0 done; 2 the config or a user script is wrong (a
 :class:`~msagent.errors.UserError`); 1 a runtime failure; 130 / 143 stopped cleanly by SIGINT /
