@@ -225,9 +225,9 @@ def export(
 def _export_onnx(run_dir: Path, out_file: Path, policy: str, store: str | None,
                  game: str | None) -> None:
     """``export --format onnx``: one line on success; rc 2 for what the user can fix."""
-    from msagent.publish.model_store import ModelStoreError
-    from msagent.publish.onnx_export import ParityError
-    from msagent.publish.run_export import export_run, manifest_path, write_export
+    from msagent.exporting.model_store import ModelStoreError
+    from msagent.exporting.onnx_export import ParityError
+    from msagent.exporting.run_export import export_run, manifest_path, write_export
 
     try:
         done = export_run(run_dir, policy)

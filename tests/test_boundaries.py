@@ -44,3 +44,14 @@ def test_importing_msagent_and_using_inline_does_not_load_ray() -> None:
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                             timeout=120)
     assert result.returncode == 0, result.stderr
+
+
+def test_no_subpackage_shadows_a_name_msagent_exports():
+    """``import msagent.x`` sets ``msagent.x``: a subpackage named like an exported function
+    (``publish``) would replace it for everyone once imported."""
+    import pkgutil
+
+    import msagent
+
+    subpackages = {m.name for m in pkgutil.iter_modules(msagent.__path__)}
+    assert not subpackages & set(msagent.__all__)

@@ -1,6 +1,6 @@
 """Acting with a published ONNX policy in a game client: onnxruntime and numpy, no torch.
 
-The graph (see ``msagent.publish.onnx_export``) gives ``logits`` (Discrete) or ``mean`` and
+The graph (see ``msagent.exporting.onnx_export``) gives ``logits`` (Discrete) or ``mean`` and
 ``log_std`` (Box), and ``value``; this module samples actions from them and computes the same
 log-probabilities the PyTorch policy does, so uploaded episodes carry the behaviour policy's
 log-probs.

@@ -16,7 +16,7 @@ from starlette.responses import Response
 
 from msagent.gateway.errors import Refused
 from msagent.gateway.handlers import json_response
-from msagent.publish.model_store import ModelIntegrityError, ModelStore, ModelStoreError
+from msagent.exporting.model_store import ModelIntegrityError, ModelStore, ModelStoreError
 
 if TYPE_CHECKING:
     from msagent.gateway.app import Gateway

@@ -114,6 +114,8 @@ class Learner:
             if self._publisher is not None:  # clients get a model before any update
                 self._publisher.publish(self.ppo.policy, self.version)
             self._loop()
+            if self._publisher is not None:  # and the final one, however the loop ended
+                self._publisher.publish(self.ppo.policy, self.version)
         except Exception as exc:
             if not self._stop.is_set():  # an error while stopping is the shutdown's, not ours
                 self.error = ErrorInfo.of(self._named(exc))
@@ -175,8 +177,6 @@ class Learner:
                     self._learn(pending)
                 pending = []
         self.ppo.collective.any(True)  # tell the peers waiting at their next batch
-        if self._publisher is not None:
-            self._publisher.publish(self.ppo.policy, self.version)  # the final policy
 
     def _sample(self, n: int) -> list[Any]:
         """Up to ``n`` fragments, or none when the buffer had none in time."""

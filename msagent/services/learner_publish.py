@@ -28,7 +28,7 @@ class Publisher:
 
     def __init__(self, settings: PublishSettings, run_dir: str | None, policy_id: str,
                  scripts: Any) -> None:
-        from msagent.publish.model_store import ModelStore
+        from msagent.exporting.model_store import ModelStore
 
         self.s, self.run_dir, self.policy_id = settings, run_dir, policy_id
         self.scripts = scripts
@@ -41,7 +41,7 @@ class Publisher:
         """The game's observation dtype and whether it masks actions (learned once, by random
         play of the user's env script), so the graph takes what clients will feed it."""
         if self._game is None:
-            from msagent.publish.run_export import sample_game
+            from msagent.exporting.run_export import sample_game
 
             self._game = sample_game(self.scripts.env_script, self.scripts.env_params)
         return {"masked": self._game.masked, "obs_dtype": self._game.obs_dtype}
@@ -56,7 +56,7 @@ class Publisher:
         counted, never fatal to training (clients keep the previous model)."""
         if self.published == param_version:
             return
-        from msagent.publish.onnx_export import publish_policy
+        from msagent.exporting.onnx_export import publish_policy
 
         source = {"run_dir": self.run_dir, "policy": self.policy_id,
                   "param_version": param_version}

@@ -18,7 +18,7 @@ from msagent.client import http as client_http
 from msagent.gateway.app import build_app
 from msagent.gateway.serve import listening_socket
 from msagent.gateway.tokens import TokenStore
-from msagent.publish.model_store import ModelStore
+from msagent.exporting.model_store import ModelStore
 from tests.gateway.conftest import Api, Stream, bearer
 
 INFO = {

@@ -20,7 +20,7 @@ from msagent.client.simulate import ClientSettings, Played, run_clients
 from msagent.experience.store import ExperienceStore
 from msagent.gateway.redis_server import free_loopback_port
 from msagent.gateway.tokens import TokenStore
-from msagent.publish.model_store import ModelStore
+from msagent.exporting.model_store import ModelStore
 from msagent.train import run_training
 from msagent.config import load_config
 

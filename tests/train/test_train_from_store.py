@@ -12,7 +12,7 @@ from msagent.client.onnx_policy import OnnxPolicy
 from msagent.errors import ConfigError
 from msagent.experience.records import EpisodeRecord, Provenance
 from msagent.experience.store import ExperienceStore
-from msagent.publish.model_store import ModelStore
+from msagent.exporting.model_store import ModelStore
 from msagent.train import run_training
 from tests.train.helpers import example_config
 

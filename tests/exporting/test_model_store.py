@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from msagent.publish.model_store import (
+from msagent.exporting.model_store import (
     Manifest,
     ModelIntegrityError,
     ModelStore,

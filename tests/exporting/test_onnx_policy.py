@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 
 from msagent.client.onnx_policy import OnnxPolicy
-from msagent.publish.onnx_export import export_onnx, manifest_info
-from tests.publish.helpers import Case, make_case, torch_logp
+from msagent.exporting.onnx_export import export_onnx, manifest_info
+from tests.exporting.helpers import Case, make_case, torch_logp
 
 ATOL = 1e-5
 
@@ -27,7 +27,7 @@ def client(request: pytest.FixtureRequest) -> tuple[Case, OnnxPolicy]:
 
 
 def test_importing_the_client_does_not_import_torch() -> None:
-    code = ("import sys, msagent.client, msagent.client.onnx_policy, msagent.publish.model_store\n"
+    code = ("import sys, msagent.client, msagent.client.onnx_policy, msagent.exporting.model_store\n"
             "bad = [m for m in ('torch', 'ray') if m in sys.modules]\n"
             "assert not bad, bad")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,

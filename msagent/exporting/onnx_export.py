@@ -27,7 +27,7 @@ from torch import Tensor, nn
 from msagent.errors import MsagentError
 from msagent.policy import operators as ops
 from msagent.policy.policy import Policy
-from msagent.publish.model_store import Manifest, ModelStore
+from msagent.exporting.model_store import Manifest, ModelStore
 
 OPSET = 15
 """The ONNX opset of exported graphs (at most what common game-engine runtimes read)."""

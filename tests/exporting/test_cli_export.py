@@ -17,11 +17,11 @@ from typer.testing import CliRunner
 
 from msagent.cli import USER_ERROR_EXIT, app
 from msagent.client.onnx_policy import OnnxPolicy
-from msagent.publish.model_store import ModelStore
-from msagent.publish.onnx_export import check_parity
-from msagent.publish.run_export import load_run_policy, sample_game
+from msagent.exporting.model_store import ModelStore
+from msagent.exporting.onnx_export import check_parity
+from msagent.exporting.run_export import load_run_policy, sample_game
 from msagent.rundir import RunDir
-from tests.publish.helpers import EXAMPLES, TICTACTOE, gym_observations
+from tests.exporting.helpers import EXAMPLES, TICTACTOE, gym_observations
 
 REPO = EXAMPLES.parent
 runner = CliRunner()

@@ -15,8 +15,8 @@ import numpy as np
 
 from msagent.errors import UserError
 from msagent.policy.policy import Policy
-from msagent.publish.model_store import Manifest, ModelStore, check_game
-from msagent.publish.onnx_export import ObsDtype, checked_export, manifest_info, obs_dtype_of
+from msagent.exporting.model_store import Manifest, ModelStore, check_game
+from msagent.exporting.onnx_export import ObsDtype, checked_export, manifest_info, obs_dtype_of
 from msagent.rundir.atomic import atomic_write
 
 if TYPE_CHECKING:

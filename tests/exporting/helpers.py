@@ -10,7 +10,7 @@ import gymnasium as gym
 import numpy as np
 
 from msagent.policy import ActionSpec, NetworkConfig, Policy
-from msagent.publish.onnx_export import ObsDtype, example_inputs
+from msagent.exporting.onnx_export import ObsDtype, example_inputs
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 TICTACTOE = EXAMPLES / "tictactoe"
@@ -43,7 +43,7 @@ def gym_observations(env_id: str, steps: int = 200, seed: int = 0) -> np.ndarray
 
 def tictactoe_case() -> Case:
     """The tic-tac-toe example's policy (small-grid CNN) on real boards with legal masks."""
-    from msagent.publish.run_export import sample_game
+    from msagent.exporting.run_export import sample_game
     from msagent.user_scripts import build_policy
 
     env, agent = str(TICTACTOE / "tictactoe_env.py"), str(TICTACTOE / "tictactoe_agent.py")

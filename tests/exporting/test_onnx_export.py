@@ -11,9 +11,9 @@ import pytest
 
 from msagent.policy import Policy
 from msagent.policy.operators import MASKED_LOGIT
-from msagent.publish import onnx_export
-from msagent.publish.model_store import ModelStore
-from msagent.publish.onnx_export import (
+from msagent.exporting import onnx_export
+from msagent.exporting.model_store import ModelStore
+from msagent.exporting.onnx_export import (
     ParityError,
     check_parity,
     export_onnx,
@@ -22,7 +22,7 @@ from msagent.publish.onnx_export import (
     publish_policy,
     torch_outputs,
 )
-from tests.publish.helpers import CASES, Case, make_case
+from tests.exporting.helpers import CASES, Case, make_case
 
 ATOL = 1e-5
 
