@@ -4,7 +4,6 @@ model pool's and the league mirror's tests; skipped where redis-server is not in
 from __future__ import annotations
 
 import shutil
-import socket
 import subprocess
 import time
 from collections.abc import Iterator
@@ -12,25 +11,11 @@ from pathlib import Path
 
 import pytest
 
+from msagent.gateway.redis_server import answers_ping as _answers_ping
+from msagent.gateway.redis_server import free_loopback_port as _free_loopback_port
+
 
 REDIS_START_TIMEOUT_S = 10.0
-
-
-def _free_loopback_port() -> int:
-    """Ask the OS for a port nobody listens on right now."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-def _answers_ping(port: int) -> bool:
-    """Whether a Redis server on the loopback port answers PING (raw protocol, no client needed)."""
-    try:
-        with socket.create_connection(("127.0.0.1", port), timeout=0.5) as sock:
-            sock.sendall(b"PING\r\n")
-            return sock.recv(64).startswith(b"+PONG")
-    except OSError:
-        return False
 
 
 def _start_redis(binary: str, workdir: Path) -> tuple[subprocess.Popen, int]:

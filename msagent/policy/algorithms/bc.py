@@ -37,13 +37,7 @@ class BehaviourCloning(PPO):
 
     def update(self, fragments: list[Fragment]) -> dict[str, float]:
         """Epochs x minibatches of cloning steps; mean statistics."""
-        batch = self.prepare(fragments)
-        lr = self._anneal()
-        stats = self._optimize(batch)
-        self.updates += 1
-        self.policy.invalidate_cache()
-        stats["learner/lr"] = lr
-        return stats
+        return self._update_on(self.prepare(fragments))
 
     def compute_loss(self, batch: Batch) -> tuple[Tensor, dict[str, Tensor]]:
         """Negative log-likelihood of the data's actions, plus the value and entropy terms."""

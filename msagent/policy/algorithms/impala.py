@@ -38,12 +38,7 @@ class IMPALA(PPO):
         if len(batch[Columns.ACTIONS]) < self.config.minibatches:
             raise ConfigError(f"IMPALA splits fragments into {self.config.minibatches} "
                               f"minibatches but got {len(batch[Columns.ACTIONS])} fragments")
-        lr = self._anneal()
-        stats = self._optimize(batch)
-        self.updates += 1
-        self.policy.invalidate_cache()
-        stats["learner/lr"] = lr
-        return stats
+        return self._update_on(batch)
 
     def prepare(self, fragments: list[Fragment]) -> Batch:
         """Stack fragments as ``[B, T]`` (V-trace runs along T), refusing non-finite data."""

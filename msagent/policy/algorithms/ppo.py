@@ -84,14 +84,20 @@ class PPO(Algorithm):
     def update(self, fragments: list[Fragment]) -> dict[str, float]:
         """Run epochs x minibatches of PPO on the fragments and return mean statistics."""
         batch = self.prepare(fragments)
+        stats = self._update_on(batch)
+        stats["losses/explained_variance"] = ops.explained_variance(
+            batch[Columns.VALUES], batch[Columns.RETURNS]
+        )
+        return stats
+
+    def _update_on(self, batch: Batch) -> dict[str, float]:
+        """One update on a prepared batch (what every algorithm built on PPO's machinery
+        shares): the learning rate, the minibatch steps, the counters, the acting cache."""
         lr = self._anneal()
         stats = self._optimize(batch)
         self.updates += 1
         self.policy.invalidate_cache()
         stats["learner/lr"] = lr
-        stats["losses/explained_variance"] = ops.explained_variance(
-            batch[Columns.VALUES], batch[Columns.RETURNS]
-        )
         return stats
 
     def prepare(self, fragments: list[Fragment]) -> Batch:
