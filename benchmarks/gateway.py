@@ -146,7 +146,7 @@ def summary(n: int, elapsed: float, latencies: list[float]) -> dict:
 
 def start_gateway(folder: Path, redis_url: str) -> tuple[subprocess.Popen, str]:
     """``msagent serve`` on a free port with its ingestion consumer; its URL once healthy."""
-    import httpx
+    from msagent.client.http import wait_healthy
 
     port = free_loopback_port()
     config = folder / "gateway.toml"
@@ -156,14 +156,9 @@ def start_gateway(folder: Path, redis_url: str) -> tuple[subprocess.Popen, str]:
                       "max_steps = 500\n")
     proc = subprocess.Popen([sys.executable, "-m", "msagent", "serve", str(config)],
                             stdout=subprocess.DEVNULL, stderr=open(folder / "serve.log", "w"))
-    url, deadline = f"http://127.0.0.1:{port}", time.monotonic() + 60
-    while time.monotonic() < deadline:
-        try:
-            if httpx.get(f"{url}/healthz", timeout=1).status_code == 200:
-                return proc, url
-        except httpx.HTTPError:
-            pass
-        time.sleep(0.2)
+    url = f"http://127.0.0.1:{port}"
+    if wait_healthy(url, alive=lambda: proc.poll() is None):
+        return proc, url
     proc.kill()
     raise SystemExit(f"msagent serve did not become healthy:\n{(folder / 'serve.log').read_text()[-2000:]}")
 

@@ -22,8 +22,7 @@ import threading
 import time
 from pathlib import Path
 
-import httpx
-
+from msagent.client.http import wait_healthy
 from msagent.client.simulate import ClientSettings, Played, run_clients
 from msagent.gateway.tokens import TokenStore
 
@@ -31,19 +30,10 @@ HERE = Path(__file__).resolve().parent
 REPORT_S = 10.0
 
 
-def wait_healthy(url: str, proc: subprocess.Popen, timeout_s: float = 60) -> None:
+def wait_gateway(url: str, proc: subprocess.Popen) -> None:
     """Block until the gateway answers /healthz (or fail if it exited)."""
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise SystemExit(f"msagent serve exited with {proc.returncode}")
-        try:
-            if httpx.get(f"{url}/healthz", timeout=1).status_code == 200:
-                return
-        except httpx.HTTPError:
-            pass
-        time.sleep(0.3)
-    raise SystemExit("the gateway did not become healthy in time")
+    if not wait_healthy(url, alive=lambda: proc.poll() is None):
+        raise SystemExit(f"msagent serve did not become healthy (exit code {proc.poll()})")
 
 
 def report(played: Played) -> None:
@@ -68,7 +58,7 @@ def main() -> None:
     stop, played = threading.Event(), Played()
     try:
         url = f"http://127.0.0.1:{args.port}"
-        wait_healthy(url, serve)
+        wait_gateway(url, serve)
         train = subprocess.Popen([*msagent, "train", str(HERE / "train.toml"), "--set",
                                   f"run.stop.time_s={args.minutes * 60}", "--set",
                                   "logging.progress=false"])

@@ -17,6 +17,7 @@ import tempfile
 import time
 import uuid
 from pathlib import Path
+from collections.abc import Callable
 from typing import Any
 
 import httpx
@@ -209,3 +210,19 @@ def _write(path: Path, data: bytes) -> None:
     with os.fdopen(fd, "wb") as f:
         f.write(data)
     os.replace(tmp, path)
+
+
+def wait_healthy(url: str, timeout_s: float = 60.0,
+                 alive: Callable[[], bool] = lambda: True) -> bool:
+    """Poll the gateway's ``/healthz`` until it and its Redis answer (True), the time is up or
+    ``alive()`` turns false, e.g. the server process exited (False): what a script that
+    starts ``msagent serve`` waits on before its clients upload."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline and alive():
+        try:
+            if httpx.get(f"{url}/healthz", timeout=1).status_code == 200:
+                return True
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.05)
+    return False

@@ -20,6 +20,7 @@ import psutil
 import pytest
 
 from msagent.client import GatewayClient
+from msagent.client.http import wait_healthy
 from msagent.experience.records import EpisodeRecord
 from msagent.experience.stream_keys import StreamKeys
 from msagent.gateway.redis_server import free_loopback_port
@@ -44,15 +45,8 @@ def _serve(config: Path, port: int, log: Path) -> subprocess.Popen:
     out = open(log, "ab")
     proc = subprocess.Popen([sys.executable, "-m", "msagent", "serve", str(config), "--port",
                              str(port)], cwd=REPO, stdout=out, stderr=subprocess.STDOUT)
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        assert proc.poll() is None, log.read_text()
-        try:
-            if httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=1).status_code == 200:
-                return proc
-        except httpx.TransportError:
-            pass
-        time.sleep(0.05)
+    if wait_healthy(f"http://127.0.0.1:{port}", alive=lambda: proc.poll() is None):
+        return proc
     proc.kill()
     raise AssertionError(f"gateway did not start:\n{log.read_text()}")
 

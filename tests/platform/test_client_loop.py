@@ -12,10 +12,9 @@ import threading
 import time
 from pathlib import Path
 
-import httpx
-import numpy as np
 import pytest
 
+from msagent.client.http import wait_healthy
 from msagent.client.simulate import ClientSettings, Played, run_clients
 from msagent.experience.store import ExperienceStore
 from msagent.gateway.redis_server import free_loopback_port
@@ -42,15 +41,8 @@ def start_gateway(folder: Path, port: int) -> subprocess.Popen:
     log = open(folder / "serve.log", "wb")
     proc = subprocess.Popen([sys.executable, "-m", "msagent", "serve", str(config), "--port",
                              str(port)], cwd=REPO, stdout=log, stderr=subprocess.STDOUT)
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        assert proc.poll() is None, (folder / "serve.log").read_text()
-        try:
-            if httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=1).status_code == 200:
-                return proc
-        except httpx.TransportError:
-            pass
-        time.sleep(0.1)
+    if wait_healthy(f"http://127.0.0.1:{port}", alive=lambda: proc.poll() is None):
+        return proc
     proc.kill()
     raise AssertionError((folder / "serve.log").read_text())
 
