@@ -56,7 +56,7 @@ def throughput(seconds: float, snapshots: int = 24, envs: int = 32,
 
     def act(groups):
         out = {}
-        for ref, (obs, masks) in groups.items():
+        for ref, (obs, masks, _states) in groups.items():
             if ref.kind == "player":
                 acted = main.act(obs, masks)
             else:  # as msagent.services.acting: a frozen seat needs no values

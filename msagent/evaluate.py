@@ -224,14 +224,31 @@ def _builder(env_script: str, agent_script: str, env_params: dict[str, Any]) -> 
 
 
 def _policy_actor(policy: Any, weights: dict[str, Any], deterministic: bool) -> SeatActor:
-    """A seat actor acting with ``policy`` holding ``weights``."""
+    """A seat actor acting with ``policy`` holding ``weights`` (remembering between its
+    turns of a game when the policy is recurrent)."""
     policy.set_weights(weights)
     policy.invalidate_cache()
+    return PolicyActor(policy, deterministic)
 
-    def act(obs: np.ndarray, masks: np.ndarray | None) -> np.ndarray:
-        return policy.act(obs, masks, deterministic).actions
 
-    return act
+class PolicyActor:
+    """A seat actor over a policy; a recurrent policy's state is kept from turn to turn and
+    zeroed by ``reset`` (called at every game start)."""
+
+    def __init__(self, policy: Any, deterministic: bool) -> None:
+        self.policy, self.deterministic = policy, deterministic
+        self.state: np.ndarray | None = None
+
+    def reset(self) -> None:
+        """A new game: forget the previous one."""
+        self.state = None
+
+    def __call__(self, obs: np.ndarray, masks: np.ndarray | None) -> np.ndarray:
+        """The actions of the seats this actor plays at this turn."""
+        state = self.state if self.state is not None and len(self.state) == len(obs) else None
+        out = self.policy.act(obs, masks, self.deterministic, state=state)
+        self.state = out.state
+        return out.actions
 
 
 def _opponent(text: str, path: Path, cfg: Any, found: Checkpoint, build: Callable[..., Any],

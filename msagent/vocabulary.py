@@ -63,6 +63,8 @@ class Columns:
     ACTION_MASK = "action_mask"
     ADVANTAGES = "advantages"
     RETURNS = "returns"
+    INITIAL_STATE = "initial_state"
+    RESETS = "resets"
 
 
 @dataclass
@@ -86,6 +88,9 @@ class Fragment:
     bootstrap_value: float
     policy: ModelKey
     action_mask: np.ndarray | None = None
+    initial_state: np.ndarray | None = None
+    """A recurrent policy's acting state before the first step (``[state_size]``), which the
+    learner replays the fragment from; None for a feed-forward policy."""
 
     def __len__(self) -> int:
         """Number of steps in the fragment."""

@@ -21,10 +21,12 @@ from msagent.envs.collector import Acted
 from msagent.envs.multi_agent import MultiAgentEnv, Turn
 from msagent.errors import EnvDataError
 from msagent.envs.streams import Stream
+from msagent.envs.teams import seat_match, side_returns, teams_of
 from msagent.vocabulary import PLAYER, EpisodeResult, Fragment, Match, ModelKey, PolicyRef
 
-Group = tuple[np.ndarray, np.ndarray | None]
-"""The observations (and legal-action masks) of every seat one policy plays this step."""
+Group = tuple[np.ndarray, np.ndarray | None, np.ndarray | None]
+"""The observations, legal-action masks (or None) and recurrent states (or None: fresh or
+feed-forward) of every seat one policy plays this step."""
 GroupActFn = Callable[[dict[PolicyRef, Group]], dict[PolicyRef, Acted]]
 """Decides every group of one step in one call (local policies or one inference request)."""
 MatchSource = Callable[[int], Match]
@@ -38,12 +40,16 @@ class _Slot:
 
     def __init__(self, env: MultiAgentEnv, length: int) -> None:
         self.env, self.length = env, length
-        self.match: Match | None = None
+        self.teams = teams_of(env)
+        self.side_match: Match | None = None  # what the league handed out: one ref per side
+        self.match: Match | None = None  # one ref per seat
         self.turn: Turn | None = None
         self.returns = np.zeros(len(env.seats))
         self.steps = 0
         self.streams: dict[tuple[str, int], Stream] = {}
         self.seated: dict[int, Stream] = {}  # seat -> stream, for the current match
+        self.states: dict[int, np.ndarray] = {}  # seat -> recurrent state before its next act
+        self.after: dict[int, np.ndarray] = {}  # seat -> state after its pending decision
         self.last_key: ModelKey | None = None
 
     def seat(self, match: Match) -> None:
@@ -115,11 +121,9 @@ class MatchCollector:
 
     def _start(self, k: int, slot: _Slot, seed: int | None = None) -> None:
         """Begin a game in slot ``k`` with its next match."""
-        match = self.matches(k)
-        if len(match.seats) != len(slot.env.seats):
-            raise ValueError(f"a match for {len(match.seats)} seats was handed to a game "
-                             f"with {len(slot.env.seats)} seats {slot.env.seats}")
-        slot.seat(match)
+        slot.side_match = match = self.matches(k)
+        slot.seat(seat_match(match, slot.teams))
+        slot.states, slot.after = {}, {}  # recurrent memories start afresh with each game
         slot.turn = slot.env.reset(seed=seed)
         slot.returns[:], slot.steps = 0.0, 0
 
@@ -131,18 +135,22 @@ class MatchCollector:
         actions: list[dict[int, Any]] = [{} for _ in self.slots]
         for ref, rows in where.items():
             out, key = acted[ref]
-            obs, masks = groups[ref]
+            obs, masks, states = groups[ref]
             # plain Python numbers: indexing lists costs a fraction of indexing numpy arrays
             acts = out.actions.tolist() if out.actions.ndim == 1 else out.actions
             logps, values = out.logp.tolist(), out.values.tolist()
+            before = _states_before(states, out.state)
             for i, (k, seat) in enumerate(rows):
                 actions[k][seat] = acts[i]
                 slot = self.slots[k]
+                if out.state is not None:
+                    slot.after[seat] = out.state[i]
                 stream = slot.seated.get(seat)
                 if stream is not None:
                     decide = stream.decide if record else stream.redecide
                     decide(obs[i], acts[i], logps[i], values[i],
-                           None if masks is None else masks[i], key)
+                           None if masks is None else masks[i], key,
+                           None if before is None else before[i])
                     if seat == slot.match.learner_seat:
                         slot.last_key = key
         return actions
@@ -151,6 +159,7 @@ class MatchCollector:
         """The seats to act in all games, grouped by the policy that plays them."""
         obs: dict[PolicyRef, list] = {}
         masks: dict[PolicyRef, list] = {}
+        states: dict[PolicyRef, list] = {}
         where: dict[PolicyRef, list[tuple[int, int]]] = {}
         for k, slot in enumerate(self.slots):
             turn = slot.turn
@@ -159,8 +168,9 @@ class MatchCollector:
                 where.setdefault(ref, []).append((k, seat))
                 obs.setdefault(ref, []).append(turn.obs[seat])
                 masks.setdefault(ref, []).append(None if turn.masks is None else turn.masks[seat])
-        groups = {ref: (self._stack(obs[ref], where[ref]), _stack_masks(masks[ref]))
-                  for ref in where}
+                states.setdefault(ref, []).append(slot.states.get(seat))
+        groups = {ref: (self._stack(obs[ref], where[ref]), _stack_masks(masks[ref]),
+                        stack_states(states[ref])) for ref in where}
         if self.checker is not None:
             for ref, rows in where.items():
                 self._check(groups[ref][0], obs[ref], rows)
@@ -202,6 +212,9 @@ class MatchCollector:
         """Step one game; credit rewards; on its end report it and start the next match."""
         turn = slot.env.step(actions)
         slot.turn, slot.steps = turn, slot.steps + 1
+        for seat in actions:  # the acted seats' memories move on
+            if seat in slot.after:
+                slot.states[seat] = slot.after.pop(seat)
         rewards = turn.rewards
         self._rewards[k] = rewards
         slot.returns += rewards
@@ -221,8 +234,25 @@ class MatchCollector:
         if self.checker is not None:
             self.checker.check_obs(final, self.steps, env_ids=[k],
                                    what="final observation")
-        acted = self.act({ref: (final, None)})[ref]
+        state = slot.states.get(seat)
+        acted = self.act({ref: (final, None, None if state is None else state[None])})[ref]
         return float(acted.out.values[0])
+
+
+def stack_states(states: list[np.ndarray | None]) -> np.ndarray | None:
+    """One group's recurrent states as a batch, zeros for fresh seats; None when all are
+    fresh (a feed-forward policy never has any)."""
+    known = next((s for s in states if s is not None), None)
+    if known is None:
+        return None
+    return np.stack([np.zeros_like(known) if s is None else s for s in states])
+
+
+def _states_before(states: np.ndarray | None, after: np.ndarray | None) -> np.ndarray | None:
+    """The states a recurrent group acted from (zeros where fresh); None if feed-forward."""
+    if after is None:
+        return None
+    return np.zeros_like(after) if states is None else states
 
 
 def _stack_masks(masks: list[np.ndarray | None]) -> np.ndarray | None:
@@ -231,8 +261,8 @@ def _stack_masks(masks: list[np.ndarray | None]) -> np.ndarray | None:
 
 
 def _result(slot: _Slot) -> EpisodeResult:
-    """The EpisodeResult of slot's finished game, from its learner seat's point of view."""
-    match, returns = slot.match, slot.returns
+    """The EpisodeResult of slot's finished game, from its learner side's point of view."""
+    match, returns = slot.side_match, side_returns(slot.returns, slot.teams)
     seat = match.learner_seat
     outcome = None
     if len(returns) > 1:

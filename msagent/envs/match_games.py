@@ -7,7 +7,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from msagent.envs.match_collector import Group, GroupActFn
+from msagent.envs.match_collector import Group, GroupActFn, stack_states
 from msagent.envs.multi_agent import MultiAgentEnv, Turn
 from msagent.vocabulary import PolicyRef
 
@@ -21,17 +21,20 @@ def play_seating(envs: Sequence[MultiAgentEnv], act: GroupActFn, seats: Sequence
     """
     started, out = 0, []
     running: dict[int, tuple[Turn, np.ndarray]] = {}
+    memory: dict[tuple[int, int], np.ndarray] = {}  # (env, seat) -> recurrent state
     for k in range(min(games, len(envs))):
         turn = envs[k].reset(seed=seed + started)
         running[k], started = (turn, np.array(turn.rewards, dtype=float)), started + 1
     while running:
-        actions = _decide(running, act, seats)
+        actions = _decide(running, act, seats, memory)
         for k, chosen in actions.items():
             turn = envs[k].step(chosen)
             totals = running[k][1] + turn.rewards
             running[k] = (turn, totals)
         for k in [k for k, (turn, _) in running.items() if turn.done]:
             out.append(running.pop(k)[1].tolist())
+            for cell in [c for c in memory if c[0] == k]:
+                del memory[cell]
             if started < games:
                 turn = envs[k].reset(seed=seed + started)
                 running[k], started = (turn, np.array(turn.rewards, dtype=float)), started + 1
@@ -39,8 +42,10 @@ def play_seating(envs: Sequence[MultiAgentEnv], act: GroupActFn, seats: Sequence
 
 
 def _decide(running: dict[int, tuple[Turn, np.ndarray]], act: GroupActFn,
-            seats: Sequence[PolicyRef]) -> dict[int, dict[int, int]]:
-    """Env -> seat -> action for every seat to act, one group per policy."""
+            seats: Sequence[PolicyRef], memory: dict[tuple[int, int], np.ndarray]
+            ) -> dict[int, dict[int, int]]:
+    """Env -> seat -> action for every seat to act, one group per policy; recurrent states
+    in ``memory`` move on."""
     where: dict[PolicyRef, list[tuple[int, int]]] = {}
     for k, (turn, _) in running.items():
         for s in turn.to_act:
@@ -50,10 +55,13 @@ def _decide(running: dict[int, tuple[Turn, np.ndarray]], act: GroupActFn,
         obs = np.stack([running[k][0].obs[s] for k, s in cells])
         masks = None if running[cells[0][0]][0].masks is None else np.stack(
             [running[k][0].masks[s] for k, s in cells])
-        groups[ref] = (obs, masks)
+        groups[ref] = (obs, masks, stack_states([memory.get(cell) for cell in cells]))
     decided = act(groups)
     actions: dict[int, dict[int, int]] = {}
     for ref, cells in where.items():
-        for (k, s), a in zip(cells, decided[ref].out.actions):
+        out = decided[ref].out
+        for i, ((k, s), a) in enumerate(zip(cells, out.actions)):
             actions.setdefault(k, {})[s] = a.item() if np.ndim(a) == 0 else a
+            if out.state is not None:
+                memory[(k, s)] = out.state[i]
     return actions

@@ -26,7 +26,8 @@ def policy_act(policy: Any, key: ModelKey | Callable[[], ModelKey]) -> GroupActF
     """Every group acted by ``policy`` (locally), labelled ``key`` (or ``key()``)."""
     def act(groups):
         label = key() if callable(key) else key
-        return {ref: Acted(policy.act(obs, masks), label) for ref, (obs, masks) in groups.items()}
+        return {ref: Acted(policy.act(obs, masks, state=states), label)
+                for ref, (obs, masks, states) in groups.items()}
     return act
 
 

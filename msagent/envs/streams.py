@@ -29,19 +29,24 @@ class Stream:
         self._key: ModelKey | None = None  # the oldest key of the current rows
 
     def decide(self, obs: np.ndarray, action, logp: float, value: float,
-               mask: np.ndarray | None, key: ModelKey) -> None:
-        """Record a new decision of the learner seat; it closes the previous open one."""
+               mask: np.ndarray | None, key: ModelKey, state: np.ndarray | None = None) -> None:
+        """Record a new decision of the learner seat; it closes the previous open one.
+
+        ``state`` is a recurrent policy's state before this decision: a Fragment keeps the one
+        of its first row, so that the learner replays the fragment from it.
+        """
         if self.open:
             self._close(terminated=False, truncated=False, final_value=0.0, bootstrap=value)
         if self._cols is None:
             self._cols = _columns(self.length, obs, action, mask)
+            self._cols["initial_state"] = None if state is None else np.array(state, np.float32)
         self._write(self.rows, obs, action, logp, value, mask)
         self._key = key if self._key is None else min(self._key, key)
         self.rows += 1
         self.open = True
 
     def redecide(self, obs: np.ndarray, action, logp: float, value: float,
-                 mask: np.ndarray | None, key: ModelKey) -> None:
+                 mask: np.ndarray | None, key: ModelKey, state: np.ndarray | None = None) -> None:
         """Replace the open decision (the same observation, decided again by newer weights)."""
         if self.open:
             self._write(self.rows - 1, obs, action, logp, value, mask)

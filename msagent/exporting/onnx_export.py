@@ -24,7 +24,7 @@ import numpy as np
 import torch
 from torch import Tensor, nn
 
-from msagent.errors import MsagentError
+from msagent.errors import MsagentError, UserError
 from msagent.policy import operators as ops
 from msagent.policy.policy import Policy
 from msagent.exporting.model_store import Manifest, ModelStore
@@ -135,6 +135,10 @@ def export_onnx(policy: Policy, masked: bool | None = None,
         masked: Add the ``action_mask`` input (default: for every discrete policy).
         obs_dtype: What observations the client feeds: the env's (see :func:`obs_dtype_of`).
     """
+    if policy.recurrent:
+        raise UserError("ONNX export covers feed-forward policies; this agent's network has "
+                           "an LSTM core (NetworkConfig.lstm > 0), whose state a client would "
+                           "have to carry: not supported yet")
     masked = uses_masks(policy, masked)
     graph = ActingGraph(policy, masked)  # the exporter traces in eval mode, then restores
     inputs = example_inputs(policy, masked, obs_dtype, batch=2)

@@ -31,6 +31,8 @@ class NetworkConfig:
         init_log_std: initial log standard deviation of continuous actions.
         flatten: feed any Box observation to the MLPs as one flat vector (e.g. small board
             planes, where an MLP is far cheaper on a CPU than the CNN).
+        lstm: width of an LSTM core after each tower's encoder (0: no memory). A recurrent
+            policy carries ``(h, c)`` per env from step to step; see ``RecurrentActorCritic``.
     """
 
     hidden: tuple[int, ...] = (64, 64)
@@ -38,6 +40,7 @@ class NetworkConfig:
     cnn_features: int = 256
     init_log_std: float = 0.0
     flatten: bool = False
+    lstm: int = 0
 
 
 def activation(name: str) -> type[nn.Module]:
@@ -144,7 +147,7 @@ class LSTMCore(nn.Module):
         resets: Tensor | None = None,
     ) -> tuple[Tensor, tuple[Tensor, Tensor]]:
         """Run the sequence; where ``resets[b, t]`` is true the state is zeroed before step t."""
-        if resets is None:
+        if resets is None or not bool(resets.any()):
             out, (h, c) = self.lstm(x, (state[0].unsqueeze(0), state[1].unsqueeze(0)))
             return out, (h.squeeze(0), c.squeeze(0))
         outs = []

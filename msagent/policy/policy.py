@@ -18,6 +18,7 @@ from torch import Tensor
 from msagent.errors import ConfigError, ScriptError
 from msagent.policy import operators as ops
 from msagent.policy.networks import ActorCritic, FusedInference, NetworkConfig
+from msagent.policy.recurrent import RecurrentActorCritic
 from msagent.vocabulary import Weights
 
 
@@ -115,11 +116,18 @@ class ActOutput(NamedTuple):
         actions: sampled (or greedy) actions; raw Gaussian samples for continuous actions.
         logp: log-probability of ``actions`` under the acting policy (float32).
         values: state values V(obs) (float32).
+        state: the next recurrent state ``[N, state_size]`` of a recurrent policy (float32),
+            None for a feed-forward one.
     """
 
     actions: np.ndarray
     logp: np.ndarray
     values: np.ndarray
+    state: np.ndarray | None = None
+
+    def rows(self, start: int, stop: int) -> ActOutput:
+        """Rows ``start:stop`` of every field (what one request of a batch gets back)."""
+        return ActOutput(*(None if f is None else f[start:stop] for f in self))
 
 
 def _fork_seeded(seed: int | None) -> torch.Generator:
@@ -170,12 +178,22 @@ class Policy:
         self.obs_shape = observation_shape(obs_shape)
         self.action_spec = action_spec
         self._gen = _fork_seeded(seed)
+        self.recurrent = self.network.lstm > 0
         with torch.random.fork_rng(devices=[]):
             torch.manual_seed(self._gen.initial_seed())
-            self.model = ActorCritic(
-                self.obs_shape, action_spec.size, action_spec.continuous, self.network
-            )
+            kind = RecurrentActorCritic if self.recurrent else ActorCritic
+            self.model = kind(self.obs_shape, action_spec.size, action_spec.continuous,
+                              self.network)
         self._fused = FusedInference(self.model)
+
+    @property
+    def state_size(self) -> int:
+        """Width of the recurrent state an env carries between steps (0: feed-forward)."""
+        return self.model.state_size if self.recurrent else 0
+
+    def initial_state(self, n: int) -> np.ndarray | None:
+        """The state of ``n`` fresh episodes (zeros), or None for a feed-forward policy."""
+        return np.zeros((n, self.state_size), np.float32) if self.recurrent else None
 
     # ----------------------------------------------------------------------------- acting
 
@@ -185,6 +203,7 @@ class Policy:
         action_mask: np.ndarray | None = None,
         deterministic: bool = False,
         values: bool = True,
+        state: np.ndarray | None = None,
     ) -> ActOutput:
         """Choose actions for a batch of observations (no autograd, no gradient bookkeeping).
 
@@ -194,13 +213,18 @@ class Policy:
             deterministic: take the most likely action (or the mean) instead of sampling.
             values: False skips the critic (values come back as zeros): for seats whose
                 experience is not trained on, such as frozen opponents.
+            state: ``[N, state_size]`` recurrent states (None: fresh episodes); ignored by a
+                feed-forward policy.
 
         Returns:
-            ``ActOutput`` of numpy arrays, each with leading axis N.
+            ``ActOutput`` of numpy arrays, each with leading axis N (with the next ``state``
+            when the policy is recurrent).
         """
         x = self._obs_tensor(obs)
         with torch.inference_mode():
-            if values:
+            if self.recurrent:
+                out, value, after = self.model.step(x, self._state_tensor(state, len(x)), values)
+            elif values:
                 out, value = self._forward_inference(x)
             else:
                 out, value = self.model.actor(x), torch.zeros(len(x))
@@ -208,13 +232,29 @@ class Policy:
                 actions, logp = self._act_continuous(out, deterministic)
             else:
                 actions, logp = self._act_discrete(out, action_mask, deterministic)
-        return ActOutput(actions.numpy(), logp.numpy(), value.numpy())
+        after = after.numpy() if self.recurrent else None
+        return ActOutput(actions.numpy(), logp.numpy(), value.numpy(), after)
+
+    def _state_tensor(self, state: np.ndarray | Tensor | None, n: int) -> Tensor:
+        """``[n, state_size]`` float32 states (zeros for None), checked against the policy.
+
+        Raises:
+            ScriptError: the states have the wrong shape, naming the expected one.
+        """
+        if state is None:
+            return torch.zeros(n, self.state_size)
+        state = torch.as_tensor(state, dtype=torch.float32)
+        if tuple(state.shape) != (n, self.state_size):
+            raise ScriptError(f"recurrent state batch has shape {tuple(state.shape)}; the "
+                              f"policy expects [N, state_size] = [{n}, {self.state_size}]")
+        return state
 
     def action_probs(self, obs: np.ndarray, action_mask: np.ndarray | None = None) -> np.ndarray:
         """``[N, A]`` probabilities of each discrete action (zero where masked): the policy as a
         table, e.g. to measure its exploitability exactly."""
-        if self.action_spec.continuous:
-            raise ValueError("action_probs needs a discrete action space")
+        if self.action_spec.continuous or self.recurrent:
+            raise ValueError("action_probs needs a feed-forward policy over discrete actions "
+                             "(a recurrent policy's probabilities depend on its history)")
         with torch.inference_mode():
             logits = self.model.actor(self._obs_tensor(obs))
             if action_mask is not None:
@@ -290,9 +330,19 @@ class Policy:
         obs: np.ndarray | Tensor,
         actions: np.ndarray | Tensor,
         mask: np.ndarray | Tensor | None = None,
+        state: Tensor | None = None,
+        resets: Tensor | None = None,
     ) -> tuple[Tensor, Tensor, Tensor]:
-        """Differentiable ``(logp, entropy, values)`` of given actions, for the learner's loss."""
-        out, values = self.model(self._obs_tensor(obs))
+        """Differentiable ``(logp, entropy, values)`` of given actions, for the learner's loss.
+
+        A recurrent policy takes sequences: ``obs`` ``[B, T, ...]``, ``actions`` and ``mask``
+        ``[B, T, ...]``, the acting ``state`` at each sequence's first step ``[B, state_size]``
+        and ``resets`` ``[B, T]`` (true where an episode starts); it returns ``[B * T]`` rows.
+        """
+        if self.recurrent:
+            out, values, actions, mask = self._replay(obs, actions, mask, state, resets)
+        else:
+            out, values = self.model(self._obs_tensor(obs))
         actions = torch.as_tensor(actions)
         if self.action_spec.continuous:
             log_std = self.model.log_std.expand_as(out)
@@ -300,6 +350,16 @@ class Policy:
             return logp, ops.gaussian_entropy(log_std), values
         logits = ops.masked_logits(out, None if mask is None else torch.as_tensor(mask))
         return ops.categorical_log_prob(logits, actions), ops.categorical_entropy(logits), values
+
+    def _replay(self, obs, actions, mask, state, resets) -> tuple[Tensor, Tensor, Tensor, Any]:
+        """Outputs and values of recorded sequences, and actions and masks, all as ``[B*T]``."""
+        obs = torch.as_tensor(obs) if not isinstance(obs, np.ndarray) else obs
+        b, t = obs.shape[:2]
+        x = self._obs_tensor(obs.reshape(b * t, *obs.shape[2:])).view(b, t, *self.obs_shape)
+        resets = torch.zeros(b, t, dtype=torch.bool) if resets is None else torch.as_tensor(resets)
+        out, values = self.model.sequence(x, self._state_tensor(state, b), resets)
+        flat = None if mask is None else torch.as_tensor(mask).flatten(0, 1)
+        return out.flatten(0, 1), values.flatten(0, 1), torch.as_tensor(actions).flatten(0, 1), flat
 
     def policy_parameters(self) -> list[torch.nn.Parameter]:
         """Parameters of the actor (what the policy loss may move)."""

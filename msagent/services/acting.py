@@ -56,30 +56,33 @@ class Acting:
 
     def __call__(self, groups: dict[PolicyRef, Group]) -> dict[PolicyRef, Acted]:
         """One decision per group: bots by script, policies locally or centrally."""
-        return {ref: self._decide(ref, obs, masks) for ref, (obs, masks) in groups.items()}
+        return {ref: self._decide(ref, *group) for ref, group in groups.items()}
 
-    def _decide(self, ref: PolicyRef, obs: np.ndarray, masks: np.ndarray | None) -> Acted:
-        """The actions of one group."""
+    def _decide(self, ref: PolicyRef, obs: np.ndarray, masks: np.ndarray | None,
+                states: np.ndarray | None = None) -> Acted:
+        """The actions of one group (``states``: recurrent states, None when fresh)."""
         if ref.kind == BOT:
             actions = self.bots[ref.name].act_batch(obs, masks)
             zeros = np.zeros(len(obs), np.float32)
             return Acted(ActOutput(np.asarray(actions), zeros, zeros), ModelKey(str(ref), 0))
         if self.central:
-            return self._predict(ref, obs, masks)
+            return self._predict(ref, obs, masks, states)
         if ref.kind == PLAYER:
             follower = self._followers[ref.name]
-            return Acted(follower.policy.act(obs, masks, self.deterministic),
+            return Acted(follower.policy.act(obs, masks, self.deterministic, state=states),
                          ModelKey(ref.name, follower.version))
         # a frozen snapshot's seat is never trained on: its values are not needed
-        return Acted(self.cache.get(ref.key).act(obs, masks, self.deterministic, values=False),
-                     ref.key)
+        return Acted(self.cache.get(ref.key).act(obs, masks, self.deterministic, values=False,
+                                                 state=states), ref.key)
 
-    def _predict(self, ref: PolicyRef, obs: np.ndarray, masks: np.ndarray | None) -> Acted:
+    def _predict(self, ref: PolicyRef, obs: np.ndarray, masks: np.ndarray | None,
+                 states: np.ndarray | None) -> Acted:
         """Ask the inference servers, waiting for a replaced server up to INFERENCE_WAIT_S."""
         trainable = ref.kind == PLAYER
         request = PredictRequest(obs, ref.name, self.versions.get(ref.name, 0) if trainable
                                  else 0, None if trainable else ref.version, masks,
-                                 values=trainable)  # a frozen seat is never trained on
+                                 values=trainable,  # a frozen seat is never trained on
+                                 state=states)
         deadline = time.monotonic() + INFERENCE_WAIT_S
         while True:
             try:

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from msagent.envs.match_collector import MatchCollector
+from msagent.envs.teams import num_sides
 from msagent.runtime import current_instance, register
 from msagent.services.acting import Acting
 from msagent.services.inference import PolicyScripts
@@ -79,7 +80,7 @@ class Evaluator(Looping):
         acting.wait_for(self.s.player, 1)
         make = game_factory(sc.env_script, sc.env_params)
         games = [make() for _ in range(self.s.num_envs)]
-        matches = evaluation_matches(self.s.player, self.s.opponents, len(games[0].seats))
+        matches = evaluation_matches(self.s.player, self.s.opponents, num_sides(games[0]))
         collector = MatchCollector(games, acting, lambda k: next(matches), 16, seed)
         while not self._stop.is_set():
             collector.collect()

@@ -33,6 +33,8 @@ class PredictRequest:
     action_mask: np.ndarray | None = None
     values: bool = True
     """False: the state values are not needed (a frozen opponent's seat): the critic is skipped."""
+    state: np.ndarray | None = None
+    """``[N, state_size]`` recurrent states of the rows (None: fresh episodes, or feed-forward)."""
 
 
 @dataclass
@@ -63,9 +65,9 @@ class InferenceServer:
             groups.setdefault((req.policy_id, req.version), []).append(i)
         for (policy_id, version), idx in groups.items():
             policy, key = self._policy(policy_id, version, max(request[i].min_version for i in idx))
-            out = policy.act(np.concatenate([request[i].obs for i in idx]),
-                             _masks([request[i] for i in idx]),
-                             values=any(request[i].values for i in idx))
+            batch = [request[i] for i in idx]
+            out = policy.act(np.concatenate([r.obs for r in batch]), _masks(batch),
+                             values=any(r.values for r in batch), state=_states(policy, batch))
             for i, part in zip(idx, _split(out, [len(request[i].obs) for i in idx])):
                 answers[i] = Acted(part, key)
         return answers  # type: ignore[return-value]
@@ -134,7 +136,15 @@ def _masks(requests: list[PredictRequest]) -> np.ndarray | None:
     return None if any(m is None for m in masks) else np.concatenate(masks)
 
 
+def _states(policy: Any, requests: list[PredictRequest]) -> np.ndarray | None:
+    """The requests' recurrent states stacked, zeros for requests of fresh episodes."""
+    if not policy.recurrent or all(r.state is None for r in requests):
+        return None
+    return np.concatenate([policy.initial_state(len(r.obs)) if r.state is None else r.state
+                           for r in requests])
+
+
 def _split(out: ActOutput, sizes: list[int]) -> list[ActOutput]:
     """Cut a batched ActOutput back into per-request pieces."""
     bounds = np.cumsum([0, *sizes])
-    return [ActOutput(*(field[a:b] for field in out)) for a, b in zip(bounds[:-1], bounds[1:])]
+    return [out.rows(a, b) for a, b in zip(bounds[:-1], bounds[1:])]

@@ -9,6 +9,7 @@ from typing import Any
 
 from msagent.config import TrainConfig
 from msagent.config.league import PSRO_SEATS
+from msagent.envs.teams import num_sides
 from msagent.errors import ConfigError
 from msagent.rundir import RunDir
 from msagent.runtime import ServiceHandle, launch
@@ -43,7 +44,7 @@ def connect_league(cfg: TrainConfig, run: wiring.RunInfo) -> wiring.Services:
     tables = {p: f"{cfg.table_config().name}/{p}" for p in players}
     shares = league.env_shares()
     batches = player_batches(players, sv.env_worker.num, sv.env_worker.num_envs, shares)
-    seats = len(game_factory(scripts.env_script, scripts.env_params)().seats)
+    seats = _sides(scripts)
     if league.psro is not None and not league.psro.symmetric and seats != PSRO_SEATS:
         raise ConfigError(f"league.psro.symmetric = false makes one best response per seat of "
                           f"a {PSRO_SEATS}-seat game; this game has {seats} seats: set "
@@ -149,3 +150,12 @@ def _start_evaluator(cfg: TrainConfig, start, player: str) -> ServiceHandle | No
 def scaled_batches(batches: dict[str, int], live: int, total: int) -> dict[str, int]:
     """Each player's batch while only ``live`` of ``total`` env workers run."""
     return {p: max(1, math.ceil(n * live / max(total, 1))) for p, n in batches.items()}
+
+
+def _sides(scripts: Any) -> int:
+    """How many sides a match of the user's game seats (its teams, or its seats)."""
+    game = game_factory(scripts.env_script, scripts.env_params)()
+    try:
+        return num_sides(game)
+    finally:
+        game.close()

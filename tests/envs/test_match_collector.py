@@ -52,7 +52,7 @@ def act_ones(calls: list) -> callable:
     def act(groups):
         calls.append(groups)
         out = {}
-        for ref, (obs, masks) in groups.items():
+        for ref, (obs, masks, _states) in groups.items():
             n = len(obs)
             out[ref] = Acted(ActOutput(np.ones(n, np.int64), np.full(n, -0.5, np.float32),
                                        obs[:, 0].astype(np.float32)), ModelKey(ref.name, 7))
@@ -97,7 +97,7 @@ def test_groups_batch_every_game_seat_played_by_one_policy_in_one_call() -> None
     first = calls[0]
     # slot 0: seat a (turn 0) is main; slot 1: seat a is the snapshot
     assert set(first) == {PolicyRef.player("main"), PolicyRef.snapshot(ModelKey("main", 3))}
-    assert all(len(obs) == 1 for obs, _ in first.values())
+    assert all(len(obs) == 1 and states is None for obs, _, states in first.values())
 
 
 def test_fragments_cross_game_boundaries_and_bootstrap_from_the_next_decision() -> None:

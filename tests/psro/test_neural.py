@@ -28,7 +28,7 @@ def act_with(nets):
     """A group act function sampling from the networks."""
     def act(groups):
         return {ref: Acted(nets[ref].act(obs, masks), ModelKey(ref.name, 1))
-                for ref, (obs, masks) in groups.items()}
+                for ref, (obs, masks, _states) in groups.items()}
     return act
 
 
@@ -71,7 +71,7 @@ def test_play_seating_plays_exactly_the_games_asked():
     calls = []
 
     def counting(groups):
-        calls.append(sum(len(obs) for obs, _ in groups.values()))
+        calls.append(sum(len(group[0]) for group in groups.values()))
         return act_with(nets)(groups)
     first = play_seating([OpenSpielAdapter(game) for _ in range(8)], counting, REFS, 20, seed=5)
     assert len(first) == 20 and max(calls) > 1  # several games decided per call

@@ -79,4 +79,31 @@ def stack_fragments(fragments: list[Fragment]) -> dict[str, Tensor]:
     batch[BOOTSTRAP_VALUE] = torch.from_numpy(bootstrap)
     if all(f.action_mask is not None for f in fragments):
         batch[Columns.ACTION_MASK] = _column(fragments, Columns.ACTION_MASK)
+    if all(f.initial_state is not None for f in fragments):
+        batch[Columns.INITIAL_STATE] = _column(fragments, Columns.INITIAL_STATE).float()
+    batch[Columns.RESETS] = episode_starts(batch[Columns.TERMINATED], batch[Columns.TRUNCATED])
     return batch
+
+
+def episode_starts(terminated: Tensor, truncated: Tensor) -> Tensor:
+    """``[B, T]``: true at a step that starts a new episode inside its fragment (where a
+    recurrent policy's memory was zeroed when it acted); the first step is never one, since
+    the fragment's ``initial_state`` already holds its memory."""
+    done = terminated | truncated
+    return torch.cat([torch.zeros_like(done[:, :1]), done[:, :-1]], dim=1)
+
+
+SEQUENCE_COLUMNS = (Columns.INITIAL_STATE, Columns.RESETS)
+"""Batch keys a recurrent policy replays sequences with (one row per fragment)."""
+
+
+def evaluate_steps(policy: Policy, batch: dict[str, Tensor]) -> tuple[Tensor, Tensor, Tensor]:
+    """``(logp, entropy, values)`` as ``[B * T]`` rows of a ``[B, T]`` batch of whole
+    fragments: a recurrent policy replays each from its stored state, a feed-forward one
+    sees the steps one by one."""
+    obs, actions, mask = batch[Columns.OBS], batch[Columns.ACTIONS], batch.get(Columns.ACTION_MASK)
+    if policy.recurrent:
+        return policy.evaluate(obs, actions, mask, batch.get(Columns.INITIAL_STATE),
+                               batch[Columns.RESETS])
+    return policy.evaluate(obs.flatten(0, 1), actions.flatten(0, 1),
+                           None if mask is None else mask.flatten(0, 1))

@@ -12,6 +12,7 @@ from __future__ import annotations
 import torch
 from torch import Tensor
 
+from msagent.errors import ConfigError
 from msagent.policy import operators as ops
 from msagent.policy.algorithms.base import BOOTSTRAP_VALUE, stack_fragments
 from msagent.policy.algorithms.ppo import PPO, Batch
@@ -29,7 +30,14 @@ class BehaviourCloning(PPO):
     """
 
     def prepare(self, fragments: list[Fragment]) -> Batch:
-        """Stack fragments, add discounted returns (the value target), flatten to steps."""
+        """Stack fragments, add discounted returns (the value target), flatten to steps.
+
+        Raises:
+            ConfigError: the policy is recurrent (cloning replays no acting memory).
+        """
+        if self.policy.recurrent:
+            raise ConfigError("behaviour cloning trains feed-forward policies; the agent's "
+                              "network has an LSTM core (NetworkConfig.lstm > 0)")
         stacked = stack_fragments(fragments)
         self._check_finite(stacked)
         stacked[Columns.RETURNS] = self._returns(stacked)

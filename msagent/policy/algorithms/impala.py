@@ -18,7 +18,7 @@ from torch import Tensor
 
 from msagent.errors import ConfigError
 from msagent.policy import operators as ops
-from msagent.policy.algorithms.base import BOOTSTRAP_VALUE, stack_fragments
+from msagent.policy.algorithms.base import BOOTSTRAP_VALUE, evaluate_steps, stack_fragments
 from msagent.policy.algorithms.collective import global_normalize
 from msagent.policy.algorithms.ppo import PPO, Batch
 from msagent.vocabulary import Columns, Fragment
@@ -51,10 +51,7 @@ class IMPALA(PPO):
         cfg = self.config
         actions = batch[Columns.ACTIONS]
         b, t = actions.shape[:2]
-        mask = batch.get(Columns.ACTION_MASK)
-        logp, entropy, values = self.policy.evaluate(
-            batch[Columns.OBS].flatten(0, 1), actions.flatten(0, 1),
-            None if mask is None else mask.flatten(0, 1))
+        logp, entropy, values = evaluate_steps(self.policy, batch)
         logp, values = logp.view(b, t), values.view(b, t)
         vs, advantages = self._targets(batch, logp.detach(), values.detach())
         if cfg.normalize_advantages and advantages.numel() > 1:

@@ -20,7 +20,9 @@ from msagent.algorithm_config import (  # noqa: F401  (re-exported)
 )
 from msagent.errors import ConfigError, NonFiniteError
 from msagent.policy import operators as ops
-from msagent.policy.algorithms.base import BOOTSTRAP_VALUE, Algorithm, stack_fragments
+from msagent.policy.algorithms.base import (
+    BOOTSTRAP_VALUE, SEQUENCE_COLUMNS, Algorithm, evaluate_steps, stack_fragments,
+)
 from msagent.policy.algorithms.collective import SINGLE, Collective, global_normalize
 from msagent.policy.policy import Policy
 from msagent.vocabulary import Columns, Fragment
@@ -101,7 +103,8 @@ class PPO(Algorithm):
         return stats
 
     def prepare(self, fragments: list[Fragment]) -> Batch:
-        """Stack fragments, add GAE advantages and returns, and flatten ``[B, T]`` to ``[B*T]``."""
+        """Stack fragments, add GAE advantages and returns, and flatten ``[B, T]`` to ``[B*T]``
+        (a recurrent policy keeps whole fragments: minibatches are sets of sequences)."""
         stacked = stack_fragments(fragments)
         self._check_finite(stacked)
         cfg = self.config
@@ -116,6 +119,8 @@ class PPO(Algorithm):
             cfg.gae_lambda,
         )
         stacked[Columns.ADVANTAGES], stacked[Columns.RETURNS] = advantages, returns
+        if self.policy.recurrent:
+            return {k: stacked[k] for k in _LOSS_COLUMNS + SEQUENCE_COLUMNS if k in stacked}
         return {k: stacked[k].flatten(0, 1) for k in _LOSS_COLUMNS if k in stacked}
 
     def _check_finite(self, stacked: Batch) -> None:
@@ -146,9 +151,12 @@ class PPO(Algorithm):
     def compute_loss(self, batch: Batch) -> tuple[Tensor, dict[str, Tensor]]:
         """The PPO objective on one minibatch: clipped policy loss + value loss - entropy bonus."""
         cfg = self.config
-        logp, entropy, values = self.policy.evaluate(
-            batch[Columns.OBS], batch[Columns.ACTIONS], batch.get(Columns.ACTION_MASK)
-        )
+        if self.policy.recurrent:
+            logp, entropy, values = evaluate_steps(self.policy, batch)
+            batch = {k: v.flatten(0, 1) for k, v in batch.items() if k not in SEQUENCE_COLUMNS}
+        else:
+            logp, entropy, values = self.policy.evaluate(
+                batch[Columns.OBS], batch[Columns.ACTIONS], batch.get(Columns.ACTION_MASK))
         advantages = batch[Columns.ADVANTAGES]
         if cfg.normalize_advantages and advantages.numel() > 1:
             advantages = global_normalize(advantages, self.collective)
