@@ -168,27 +168,20 @@ def _tower(obs_shape: Sequence[int], out_dim: int, config: NetworkConfig, gain: 
     return nn.Sequential(cnn, MLP(config.cnn_features, (), out_dim, config.activation, gain))
 
 
-class ActorCritic(nn.Module):
-    """Separate actor and critic towers; ``log_std`` (continuous actions) belongs to the actor.
+class TwoTowers(nn.Module):
+    """What every actor-critic shares: an actor and a critic with no parameter in common, and
+    ``log_std`` (continuous actions) on the actor's side.
 
     Attributes:
         actor: maps observations to logits (discrete) or action means (continuous).
-        critic: maps observations to a ``[N, 1]`` state value.
+        critic: maps observations to state values.
         log_std: state-independent log standard deviation, or ``None`` for discrete actions.
     """
 
-    def __init__(
-        self,
-        obs_shape: Sequence[int],
-        out_dim: int,
-        continuous: bool = False,
-        config: NetworkConfig | None = None,
-    ) -> None:
-        """Build both towers for ``obs_shape``; the actor's last layer starts near zero."""
-        super().__init__()
-        config = config or NetworkConfig()
-        self.actor = _tower(obs_shape, out_dim, config, gain=0.01)
-        self.critic = _tower(obs_shape, 1, config, gain=1.0)
+    def _build(self, actor: nn.Module, critic: nn.Module, out_dim: int, continuous: bool,
+               config: NetworkConfig) -> None:
+        """Hold both towers and, for continuous actions, the log standard deviations."""
+        self.actor, self.critic = actor, critic
         self.log_std = (
             nn.Parameter(torch.full((out_dim,), config.init_log_std)) if continuous else None
         )
@@ -201,6 +194,23 @@ class ActorCritic(nn.Module):
     def value_parameters(self) -> list[nn.Parameter]:
         """Parameters that only the value loss should move."""
         return list(self.critic.parameters())
+
+
+class ActorCritic(TwoTowers):
+    """Separate feed-forward actor and critic towers (MLP, or CNN + linear for images)."""
+
+    def __init__(
+        self,
+        obs_shape: Sequence[int],
+        out_dim: int,
+        continuous: bool = False,
+        config: NetworkConfig | None = None,
+    ) -> None:
+        """Build both towers for ``obs_shape``; the actor's last layer starts near zero."""
+        super().__init__()
+        config = config or NetworkConfig()
+        self._build(_tower(obs_shape, out_dim, config, gain=0.01),
+                    _tower(obs_shape, 1, config, gain=1.0), out_dim, continuous, config)
 
     def forward(self, obs: Tensor) -> tuple[Tensor, Tensor]:
         """Actor outputs ``[N, out_dim]`` and values ``[N]``."""

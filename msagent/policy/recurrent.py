@@ -14,7 +14,9 @@ from collections.abc import Sequence
 import torch
 from torch import Tensor, nn
 
-from msagent.policy.networks import CNN, LSTMCore, MLP, NetworkConfig, activation, init_layer
+from msagent.policy.networks import (
+    CNN, LSTMCore, MLP, NetworkConfig, TwoTowers, activation, init_layer,
+)
 
 State = tuple[Tensor, Tensor]
 """``(h, c)`` of one LSTM, each ``[N, hidden]``."""
@@ -55,8 +57,8 @@ class RecurrentTower(nn.Module):
         return self.head(out)
 
 
-class RecurrentActorCritic(nn.Module):
-    """Recurrent actor and critic towers; ``log_std`` (continuous actions) belongs to the actor.
+class RecurrentActorCritic(TwoTowers):
+    """Recurrent actor and critic towers, each with its own LSTM.
 
     Attributes:
         hidden: the LSTM width of each tower.
@@ -68,20 +70,8 @@ class RecurrentActorCritic(nn.Module):
         """Build both towers for ``obs_shape`` with ``config.lstm`` wide memories."""
         super().__init__()
         self.hidden, self.state_size = config.lstm, 4 * config.lstm
-        self.actor = RecurrentTower(obs_shape, out_dim, config, gain=0.01)
-        self.critic = RecurrentTower(obs_shape, 1, config, gain=1.0)
-        self.log_std = (
-            nn.Parameter(torch.full((out_dim,), config.init_log_std)) if continuous else None
-        )
-
-    def policy_parameters(self) -> list[nn.Parameter]:
-        """Parameters that only the policy loss should move."""
-        extra = [self.log_std] if self.log_std is not None else []
-        return list(self.actor.parameters()) + extra
-
-    def value_parameters(self) -> list[nn.Parameter]:
-        """Parameters that only the value loss should move."""
-        return list(self.critic.parameters())
+        self._build(RecurrentTower(obs_shape, out_dim, config, gain=0.01),
+                    RecurrentTower(obs_shape, 1, config, gain=1.0), out_dim, continuous, config)
 
     def split(self, state: Tensor) -> tuple[State, State]:
         """The actor's and the critic's ``(h, c)`` of a flat ``[N, 4H]`` state."""
