@@ -1,0 +1,190 @@
+"""Two-player Atari Boxing league benchmark: the emulator's rate, training's, and learning.
+
+Run: ``python benchmarks/boxing.py [--minutes 8] [--raw-s 20] [--eval-games 8]``.
+
+1. Raw rate (in this process, no Ray, no network): ``--envs`` games of
+   ``examples/boxing/boxing_env.py`` (the same wrappers as training: 4 frames per decision,
+   grayscale, 84x84, 4 stacked frames, the seat plane) stepped with random actions in both
+   seats; env steps/s (one step = both seats' decisions = 4 emulator frames).
+2. Training: ``msagent train examples/boxing_league.toml`` on the embedded Ray for
+   ``--minutes``; its env steps/s overall (start-up included) and once acting (between the
+   first progress line with env steps and the last), and the latter's ratio to the raw rate. The evaluator's win rates against the random bot are
+   printed as the progress lines report them.
+3. The curve: the main agent's snapshots (``RUN_DIR/snapshots/main@V``, every 20 updates) each
+   play ``--eval-games`` full games against the random bot afterwards (seats alternating,
+   sampled actions, as the evaluator plays), so the figures do not take CPU from training:
+   mean return (punches landed minus taken) and win rate against the minute the snapshot was
+   taken.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from collections import deque
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+EXAMPLE = ROOT / "examples" / "boxing_league.toml"
+ENV_SCRIPT = ROOT / "examples" / "boxing" / "boxing_env.py"
+AGENT_SCRIPT = ROOT / "examples" / "boxing" / "boxing_agent.py"
+EVAL = re.compile(r"eval/(bot:\w+)/seat(\d)=([\d.]+)\((\d+)\)")
+STEPS = re.compile(r"steps=(\d+) steps/s=(\d+)")
+SNAPSHOT = re.compile(r"main@(\d+)\.safetensors")
+
+
+def raw_rate(seconds: float, envs: int, seed: int = 0) -> float:
+    """Env steps/s of ``envs`` wrapped boxing games under random actions in both seats."""
+    from msagent.user_scripts import game_factory
+
+    make = game_factory(str(ENV_SCRIPT), {})
+    games = [make() for _ in range(envs)]
+    turns = [g.reset(seed=seed + i) for i, g in enumerate(games)]
+    rng, steps = np.random.default_rng(seed), 0
+    start = time.perf_counter()
+    while time.perf_counter() - start < seconds:
+        for i, game in enumerate(games):
+            actions = {s: int(a) for s, a in zip(turns[i].to_act,
+                                                 rng.integers(18, size=len(turns[i].to_act)))}
+            turns[i] = game.step(actions)
+            if turns[i].done:
+                turns[i] = game.reset()
+        steps += envs
+    rate = steps / (time.perf_counter() - start)
+    for game in games:
+        game.close()
+    return rate
+
+
+def train(minutes: float, root: Path, overrides: list[str]) -> tuple[dict, Path, float, float]:
+    """Run the league example; (its result JSON, its run directory, its start time, its env
+    steps/s between the first progress line with steps and the last one)."""
+    result_json = root / "result.json"
+    cmd = [sys.executable, "-m", "msagent", "train", str(EXAMPLE),
+           "--set", f"run.stop.time_s={minutes * 60}", "--set", "logging.log_every_s=30",
+           "--set", "logging.tensorboard=false", "--set", f"run.root={json.dumps(str(root))}",
+           "--result-json", str(result_json)]
+    for override in overrides:
+        cmd += ["--set", override]
+    env = {**os.environ, "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0"}
+    start, points, tail = time.time(), [], deque(maxlen=40)
+    with subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                          cwd=ROOT, env=env) as proc:
+        for line in proc.stdout:
+            tail.append(line.rstrip())
+            steps = STEPS.search(line)
+            if steps:
+                now = time.time()
+                if int(steps[1]) > 0:
+                    points.append((now, int(steps[1])))
+                evals = " ".join(f"{o} seat {s}: {float(r):.0%} of {g}"
+                                 for o, s, r, g in EVAL.findall(line))
+                print(f"  {(now - start) / 60:5.1f} min  {int(steps[1]):>9,} steps  "
+                      f"{int(steps[2]):>5} steps/s  {evals}", flush=True)
+    if proc.returncode != 0:
+        raise SystemExit("\n".join(tail) + f"\nmsagent train exited with {proc.returncode} "
+                         f"(run directory under {root})")
+    (run_dir,) = [p for p in root.iterdir() if p.is_dir()]
+    steady = ((points[-1][1] - points[0][1]) / (points[-1][0] - points[0][0])
+              if len(points) > 1 else float("nan"))
+    return json.loads(result_json.read_text()), run_dir, start, steady
+
+
+def curve(run_dir: Path, start: float, games: int, points: int,
+          seed: int = 0) -> list[dict]:
+    """Mean return and win rate of up to ``points`` main snapshots against the random bot."""
+    from msagent.rundir import RunDir
+    from msagent.user_scripts import build_policy, game_factory
+    from msagent.vocabulary import ModelKey
+
+    files = sorted(((int(m[1]), p) for p in (run_dir / "snapshots").iterdir()
+                    if (m := SNAPSHOT.fullmatch(p.name))))
+    picks = sorted({round(i) for i in np.linspace(0, len(files) - 1, min(points, len(files)))})
+    policy = build_policy(str(ENV_SCRIPT), str(AGENT_SCRIPT), {}, seed)
+    make = game_factory(str(ENV_SCRIPT), {})
+    snapshots = RunDir(run_dir).snapshots
+    out = []
+    for i in picks:
+        version, path = files[i]
+        policy.set_weights(snapshots.load(ModelKey("main", version)))
+        policy.invalidate_cache()
+        returns = play_against_random(policy, make, games, seed)
+        out.append({"minutes": (path.stat().st_mtime - start) / 60, "version": version,
+                    "mean_return": float(np.mean(returns)),
+                    "win_rate": float(np.mean(np.asarray(returns) > 0)),
+                    "draw_rate": float(np.mean(np.asarray(returns) == 0)), "games": games})
+        print(_row(out[-1]), flush=True)
+    return out
+
+
+def play_against_random(policy, make, games: int, seed: int) -> list[float]:
+    """``games`` whole games side by side, the policy in seat ``g % 2`` of game ``g`` (one
+    batched act per step) and a uniformly random opponent; the policy's returns."""
+    rng = np.random.default_rng(seed)
+    envs = [make() for _ in range(games)]
+    turns = [env.reset(seed=seed + g) for g, env in enumerate(envs)]
+    returns = np.zeros(games)
+    live = list(range(games))
+    while live:
+        obs = np.stack([turns[g].obs[g % 2] for g in live])
+        actions = policy.act(obs, None, deterministic=False).actions
+        for g, action in zip(live, actions.tolist()):
+            step = {g % 2: int(action), 1 - g % 2: int(rng.integers(18))}
+            turns[g] = envs[g].step(step)
+            returns[g] += turns[g].rewards[g % 2]
+        live = [g for g in live if not turns[g].done]
+    for env in envs:
+        env.close()
+    return returns.tolist()
+
+
+def _row(point: dict) -> str:
+    """One line of the learning curve."""
+    return (f"  {point['minutes']:5.1f} min  main@{point['version']:<4d} vs random: mean return "
+            f"{point['mean_return']:+6.1f}, win {point['win_rate']:4.0%}, draw "
+            f"{point['draw_rate']:4.0%} ({point['games']} games)")
+
+
+def main() -> None:
+    """Raw rate first (a quiet machine), then training, then the curve."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--minutes", type=float, default=8.0)
+    parser.add_argument("--raw-s", type=float, default=20.0)
+    parser.add_argument("--envs", type=int, default=16, help="games of the raw-rate loop")
+    parser.add_argument("--eval-games", type=int, default=8)
+    parser.add_argument("--eval-points", type=int, default=6)
+    parser.add_argument("--set", dest="overrides", action="append", default=[],
+                        help="a config override for the training run, as msagent train --set")
+    args = parser.parse_args()
+    raw = raw_rate(args.raw_s, args.envs)
+    print(f"raw emulator rate ({args.envs} games, random actions, both seats, same wrappers): "
+          f"{raw:,.0f} env steps/s ({raw * 4:,.0f} frames/s); load average "
+          f"{os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs", flush=True)
+    root = Path(tempfile.mkdtemp(prefix="boxing_bench_"))
+    print(f"training: msagent train examples/boxing_league.toml for {args.minutes} min (runs "
+          f"under {root})", flush=True)
+    result, run_dir, start, steady = train(args.minutes, root, args.overrides)
+    overall = result["env_steps"] / result["elapsed_s"]
+    print(f"training: {result['env_steps']:,} env steps in {result['elapsed_s']:.0f} s = "
+          f"{overall:,.0f} env steps/s overall, {steady:,.0f} env steps/s once acting (first to "
+          f"last progress line); ratio to the raw rate {steady / raw:.2f}; updates "
+          f"{ {p: v['updates'] for p, v in result['league']['players'].items()} }, "
+          f"{result['dropped_fragments']} stale fragments dropped, {result.get('episodes', 0)} "
+          f"training games ended; load average {os.getloadavg()[0]:.1f}", flush=True)
+    print(f"curve: main's snapshots against the random bot, {args.eval_games} full games "
+          "each (seats alternating, sampled actions)", flush=True)
+    curve(run_dir, start, args.eval_games, args.eval_points)
+    shutil.rmtree(root, ignore_errors=True)
+
+if __name__ == "__main__":
+    main()
