@@ -1,0 +1,16 @@
+"""The environment script of the football examples: a Google Research Football scenario.
+
+gfootball runs in a child process from its own virtual environment; set it up once with
+``bash scripts/setup_football.sh``. The ``[env]`` table of the TOML gives the parameters.
+"""
+
+from msagent.envs.games.football import FootballEnv
+
+
+def make_env(scenario: str = "academy_empty_goal_close", representation: str = "simple115v2",
+             rewards: str = "scoring", left_players: int = 1, right_players: int = 0,
+             python: str | None = None) -> FootballEnv:
+    """One gfootball game; ``left_players`` + ``right_players`` controlled seats (the rest,
+    and a side with 0, are played by the built-in AI)."""
+    return FootballEnv(scenario=scenario, representation=representation, rewards=rewards,
+                       left_players=left_players, right_players=right_players, python=python)
