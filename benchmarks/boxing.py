@@ -8,8 +8,9 @@ Run: ``python benchmarks/boxing.py [--minutes 8] [--raw-s 20] [--eval-games 8]``
    seats; env steps/s (one step = both seats' decisions = 4 emulator frames).
 2. Training: ``msagent train examples/boxing_league.toml`` on the embedded Ray for
    ``--minutes``; its env steps/s overall (start-up included) and once acting (between the
-   first progress line with env steps and the last), and the latter's ratio to the raw rate. The evaluator's win rates against the random bot are
-   printed as the progress lines report them.
+   first progress line with env steps and the last), and the latter's ratio to the raw
+   rate. The evaluator's win rates against the random bot are printed as the progress lines
+   report them.
 3. The curve: the main agent's snapshots (``RUN_DIR/snapshots/main@V``, every 20 updates) each
    play ``--eval-games`` full games against the random bot afterwards (seats alternating,
    sampled actions, as the evaluator plays), so the figures do not take CPU from training:
@@ -162,7 +163,8 @@ def main() -> None:
     parser.add_argument("--raw-s", type=float, default=20.0)
     parser.add_argument("--envs", type=int, default=16, help="games of the raw-rate loop")
     parser.add_argument("--eval-games", type=int, default=8)
-    parser.add_argument("--eval-points", type=int, default=6)
+    parser.add_argument("--eval-points", type=int, default=4,
+                        help="snapshots evaluated (each 8 full games take minutes on 2 cores)")
     parser.add_argument("--set", dest="overrides", action="append", default=[],
                         help="a config override for the training run, as msagent train --set")
     args = parser.parse_args()
