@@ -59,6 +59,7 @@ def test_wire_round_trips_arrays_and_refuses_object_arrays() -> None:
                "frame": np.full((3, 2), 255, np.uint8), "done": True, "n": np.int64(7)}
     back = unpack(pack(message)[4:])
     assert back["obs"].dtype == np.float32 and back["obs"].shape == (2, 3, 4)
+    assert back["obs"].flags.writeable
     np.testing.assert_array_equal(back["obs"], message["obs"])
     np.testing.assert_array_equal(back["frame"], message["frame"])
     assert back["done"] is True and back["n"] == 7

@@ -46,7 +46,8 @@ def _decode(obj: dict) -> Any:
         dtype = np.dtype(obj["dtype"])
         if dtype.hasobject:
             raise ValueError("object arrays are refused on the football pipe")
-        return np.frombuffer(obj["bytes"], dtype=dtype).reshape(obj["shape"])
+        # a writable copy: torch refuses to wrap read-only buffers without a warning
+        return np.frombuffer(obj["bytes"], dtype=dtype).reshape(obj["shape"]).copy()
     return obj
 
 
