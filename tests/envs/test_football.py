@@ -20,6 +20,7 @@ from msagent.envs.adapters import as_multi_agent
 from msagent.envs.games.football import FootballDiedError, FootballEnv
 from msagent.envs.games.football.child import DEFAULT_PYTHON, PYTHON_ENV_VAR
 from msagent.envs.games.football.wire import pack, unpack
+from msagent.envs.teams import teams_of
 from msagent.errors import ConfigError, IllegalActionError
 
 REPO = Path(__file__).resolve().parents[2]
@@ -126,6 +127,22 @@ def test_two_seats_play_each_other_from_their_own_side() -> None:
             assert turn.obs[0][BALL_X] == pytest.approx(-turn.obs[1][BALL_X], abs=1e-5)
             turn = env.step({0: int(rng.integers(19)), 1: int(rng.integers(19))})
             assert turn.rewards.shape == (2,) and turn.rewards.sum() == 0.0
+    finally:
+        env.close()
+
+
+@needs_football
+@pytest.mark.parametrize("left, right, seats, teams", [
+    (2, 0, ("left_0", "left_1"), (0, 0)), (0, 1, ("right_0",), (0,))])
+def test_teams_of_several_players_or_the_right_side_alone(left, right, seats, teams) -> None:
+    env = FootballEnv("5_vs_5", left_players=left, right_players=right)
+    try:
+        assert env.seats == seats and teams_of(env) == teams
+        turn = env.reset(seed=0)
+        assert turn.to_act == tuple(range(len(seats)))
+        turn = env.step({seat: RIGHT for seat in turn.to_act})
+        assert turn.rewards.shape == (len(seats),)
+        assert all(turn.obs[seat].shape == (115,) for seat in turn.to_act)
     finally:
         env.close()
 

@@ -35,7 +35,7 @@ class FootballEnv:
 
     Attributes:
         seats: ``left_0..`` then ``right_0..``.
-        teams: Side of each seat (0 left, 1 right).
+        teams: Side of each seat (0 left, 1 right; 0 when only the right side has seats).
         restarts: How many times a dead child was replaced on ``reset``.
     """
 
@@ -62,7 +62,8 @@ class FootballEnv:
                       "right": int(right_players), "options": dict(options or {})}
         self.seats = tuple(f"left_{i}" for i in range(left_players)) + tuple(
             f"right_{i}" for i in range(right_players))
-        self.teams = (0,) * left_players + (1,) * right_players
+        # sides numbered from 0 among those with seats (right alone is side 0)
+        self.teams = (0,) * left_players + (1 if left_players else 0,) * right_players
         self.observation_space = REPRESENTATIONS[representation]
         self.action_space = gym.spaces.Discrete(ACTIONS)
         self.restarts = 0
