@@ -115,6 +115,17 @@ def test_running_right_then_shooting_scores_in_the_empty_goal() -> None:
 
 
 @needs_football
+def test_a_full_match_ends_truncated_with_the_final_observation() -> None:
+    env = FootballEnv("5_vs_5", left_players=1)
+    try:
+        total, steps, turn = run_episode(env, lambda step: 0, seed=0, limit=5000)
+        assert steps >= 3000 and turn.truncated and not turn.terminated  # game_duration 3000
+        assert turn.final_obs[0].shape == (115,) and turn.obs == {}
+    finally:
+        env.close()
+
+
+@needs_football
 def test_two_seats_play_each_other_from_their_own_side() -> None:
     env = FootballEnv("5_vs_5", left_players=1, right_players=1)
     try:
