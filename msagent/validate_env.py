@@ -19,9 +19,10 @@ import gymnasium as gym
 import numpy as np
 
 from msagent.envs.adapters import as_multi_agent
+from msagent.envs.teams import teams_of
 from msagent.envs.checks import ObsChecker
 from msagent.envs.multi_agent import MultiAgentEnv, Turn
-from msagent.errors import EnvDataError, MsagentError
+from msagent.errors import EnvDataError, MsagentError, ScriptError
 from msagent.user_scripts import script_function
 
 MESSAGE_CHARS = 400
@@ -96,6 +97,7 @@ def validate_env(env_script: str, env_params: dict[str, Any], steps: int = 1000,
         game.action_space)
     if report.kind in ("AECAdapter", "ParallelAdapter"):
         _pettingzoo_api_test(make, report)
+    report.add("teams", *_teams(game))
     try:
         _play(game, steps, seed, report)
     finally:
@@ -198,6 +200,17 @@ def _check_turn(turn: Turn, game: MultiAgentEnv, checker: ObsChecker,
         if problem is not None:
             return name, f"turn {step}: {problem}"
     return None
+
+
+def _teams(game: MultiAgentEnv) -> tuple[str | None, str]:
+    """A problem with the game's ``teams`` (or None), and how the league will seat it."""
+    try:
+        teams = teams_of(game)
+    except ScriptError as exc:
+        return str(exc), ""
+    if getattr(game, "teams", None) is None:
+        return None, "no teams: every seat is its own side"
+    return None, f"{max(teams) + 1} sides, seat -> side {teams}"
 
 
 def _seat_problem(turn: Turn, game: MultiAgentEnv, checker: ObsChecker, step: int) -> str | None:

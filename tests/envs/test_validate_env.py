@@ -114,3 +114,24 @@ def test_cli_exit_codes(tmp_path: Path) -> None:
                                  "--set", "game=matrix_rps", "--steps", "20"])
     assert params.exit_code == 0 and "'game': 'matrix_rps'" in params.output
     assert runner.invoke(app, ["validate-env", CONNECT4, "--set", "oops"]).exit_code == 2
+
+
+BAD_TEAMS = '''
+from pettingzoo.classic import connect_four_v3
+from msagent.envs.adapters import as_multi_agent
+
+
+def make_env():
+    game = as_multi_agent(connect_four_v3.env())
+    game.teams = (0, 2)  # side 1 is empty
+    return game
+'''
+
+
+def test_teams_are_checked_and_reported(tmp_path: Path) -> None:
+    report = validate_env(CONNECT4, {}, steps=20)
+    assert {c.name: c.message for c in report.checks}["teams"] == (
+        "no teams: every seat is its own side")
+    script = tmp_path / "bad_teams_env.py"
+    script.write_text(BAD_TEAMS)
+    assert "no side empty" in failed(validate_env(str(script), {}, steps=20))["teams"]
