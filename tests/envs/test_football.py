@@ -215,3 +215,21 @@ def test_msagent_train_learns_from_the_academy_example(tmp_path: Path) -> None:
     assert result["updates"] > 0 and result["episodes"] > 0, result
     assert result["env_steps"] > 2000, result
     assert time.monotonic() - started < 300
+
+
+@needs_football
+def test_builtin_ai_action_plays_the_seat_and_is_refused_without_the_option() -> None:
+    env = FootballEnv("academy_empty_goal_close", builtin_ai=True)
+    try:
+        # gfootball's built-in AI, handed the player, scores into the empty goal
+        total, steps, turn = run_episode(env, lambda step: 19, seed=0, limit=400)
+        assert turn.terminated and total[0] == 1.0, (total, steps)
+    finally:
+        env.close()
+    plain = FootballEnv("academy_empty_goal_close")
+    try:
+        plain.reset(seed=0)
+        with pytest.raises(IllegalActionError, match="19"):
+            plain.step({0: 19})
+    finally:
+        plain.close()

@@ -21,6 +21,10 @@ from msagent.errors import ConfigError
 
 ACTIONS = 19
 """gfootball's default action set: idle, 8 directions, passes, shot, sprint, ..."""
+BUILTIN_AI = 19
+"""With ``builtin_ai=True``: the action that hands the player to gfootball's built-in AI for
+the step (gfootball's ``v2`` action set). Outside the policies' ``Discrete(19)``: for bots, such
+as ``examples/football/bots/builtin_ai_bot.py``, to measure agents against the built-in AI."""
 REPRESENTATIONS = {
     "simple115v2": gym.spaces.Box(-np.inf, np.inf, (115,), np.float32),
     "simple115": gym.spaces.Box(-np.inf, np.inf, (115,), np.float32),
@@ -43,7 +47,7 @@ class FootballEnv:
                  representation: str = "simple115v2", rewards: str = "scoring",
                  left_players: int = 1, right_players: int = 0,
                  python: str | os.PathLike | None = None, timeout_s: float = 60.0,
-                 options: dict[str, Any] | None = None) -> None:
+                 options: dict[str, Any] | None = None, builtin_ai: bool = False) -> None:
         """Start the child and create the scenario (errors surface here, not in training)."""
         if representation not in REPRESENTATIONS:
             raise ConfigError(f"unknown football representation {representation!r}; choose "
@@ -60,6 +64,9 @@ class FootballEnv:
         self._make = {"cmd": "make", "scenario": scenario, "representation": representation,
                       "rewards": rewards, "left": int(left_players),
                       "right": int(right_players), "options": dict(options or {})}
+        if builtin_ai:
+            self._make["options"]["action_set"] = "v2"
+        self._actions = ACTIONS + 1 if builtin_ai else ACTIONS
         self.seats = tuple(f"left_{i}" for i in range(left_players)) + tuple(
             f"right_{i}" for i in range(right_players))
         # sides numbered from 0 among those with seats (right alone is side 0)
@@ -104,7 +111,7 @@ class FootballEnv:
         moves = []
         for seat in self._to_act:
             action = actions[seat]
-            if not isinstance(action, (int, np.integer)) or not 0 <= action < ACTIONS:
+            if not isinstance(action, (int, np.integer)) or not 0 <= action < self._actions:
                 action = check_action(self.label, self.seats[seat], action, None,
                                       self.action_space)
             moves.append(int(action))
