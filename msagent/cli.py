@@ -1,5 +1,5 @@
 """The ``msagent`` command line: ``msagent train CONFIG``, ``msagent evaluate RUN_DIR``,
-``msagent league RUN_DIR``, ``msagent export RUN_DIR OUT``, ``msagent validate-env SCRIPT``,
+``msagent league RUN_DIR``, ``msagent dashboard RUN_DIR``, ``msagent export RUN_DIR OUT``, ``msagent validate-env SCRIPT``,
 the game-client gateway (``msagent serve CONFIG``, ``msagent ingest CONFIG``,
 ``msagent tokens create|list|revoke CONFIG``) and ``msagent version``.
 
@@ -166,6 +166,27 @@ def league(
     out.print(Text(lineage_text(state)))
     path = save_heatmap(state, heatmap if heatmap is not None else run_dir / "payoff_heatmap.png")
     out.print(Text(f"payoff heatmap: {path}", style="bold"))
+
+
+@app.command()
+def dashboard(
+    run_dir: Path = typer.Argument(
+        ..., help="A run directory, or a folder of runs (such as runs/); it may not exist yet."),
+    port: int = typer.Option(8420, help="The port (0: any free port)."),
+    host: str = typer.Option("127.0.0.1", help="The address to bind (loopback unless told)."),
+) -> None:
+    """Serve the league dashboard of a run (or a folder of runs) in the browser, read-only,
+    following the run live while it trains."""
+    from msagent.dashboard.serve import serve
+
+    out = Console(soft_wrap=True, highlight=False)
+    try:
+        serve(run_dir, host, port, say=out.print)
+    except OSError as exc:  # e.g. the port is taken
+        _fail(f"cannot serve the dashboard on {host}:{port}: {exc}", USER_ERROR_EXIT)
+    except KeyboardInterrupt:
+        pass
+    out.print("dashboard stopped")
 
 
 @app.command()

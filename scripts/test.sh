@@ -6,6 +6,9 @@ bash scripts/setup.sh
 # Google Research Football in its own .venv-football (a one-time ~12 min engine build that pip
 # caches); MSAGENT_SKIP_FOOTBALL=1 leaves it out and its tests skip
 [ "${MSAGENT_SKIP_FOOTBALL:-0}" = 1 ] || bash scripts/setup_football.sh
+# Chromium for the dashboard's browser tests (Playwright drives Debian's package; without it
+# those tests skip with a message)
+bash scripts/setup_chromium.sh || echo "[test] warning: no chromium; the dashboard's browser tests will skip"
 . .venv/bin/activate
 export RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER=0   # Ray stays on 127.0.0.1
 python -m pytest tests -q -p no:cacheprovider "$@"

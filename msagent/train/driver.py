@@ -18,6 +18,7 @@ from msagent.telemetry.stopping import stop_reason
 from msagent.services.inference import mean_batch_size
 from msagent.train.resume import ResumePlan, plan_resume
 from msagent.train.signals import StopSignals
+from msagent.train.feed_watch import FeedWatch
 from msagent.train.league_watch import LeagueWatch
 from msagent.train.supervisor import Supervisor, SupervisorSettings
 from msagent.train.wiring import RunInfo, Services, connect_services
@@ -126,6 +127,20 @@ class Driver:
         self._first_step: float | None = None
         self.league = (LeagueWatch(services, cfg.run.stop.eval_games, cfg, self.writer.add)
                        if services.league is not None else None)
+        self._last_checkpoint: int | None = plan.step if plan is not None else None
+        self.feed = self._feed() if run_dir is not None else None
+
+    def _feed(self) -> FeedWatch:
+        """The dashboard feed of this run (league state included for league runs)."""
+        kind = "single" if self.league is None else "psro" if self.league.psro else "league"
+        state = None if self.league is None else lambda: self.league.call("state_dict")
+        return FeedWatch(self.run_dir, kind, state, self._facts)
+
+    def _facts(self) -> dict[str, Any]:
+        """Services with their instances, replacements so far, the newest checkpoint step."""
+        return {"services": {h.name: h.instance_ids() for h in self.services.all()},
+                "replacements": [r.as_dict() for r in self.supervisor.replacements],
+                "checkpoint": self._last_checkpoint, "run_id": self.run.run_id}
 
     def train(self) -> dict[str, Any]:
         """Start the loops, watch until done; on any failure stop and save what can be saved."""
@@ -165,6 +180,8 @@ class Driver:
                     next_log = time.monotonic() + self.cfg.logging.log_every_s
                 if time.monotonic() >= self._next_checkpoint:
                     self._checkpoint()
+                if self.feed is not None:
+                    self.feed.tick(snap)
                 reason = self._stop_reason(snap)
         return reason
 
@@ -239,6 +256,7 @@ class Driver:
             step = next((s for s in steps if s is not None), None)  # rank 0 of a group writes
         if step is not None:
             log.info("checkpoint %d written", step)
+            self._last_checkpoint = step
         return step
 
     def _checkpoint_due(self) -> float:
@@ -261,6 +279,9 @@ class Driver:
         snap = self.metrics.snapshot()
         self.writer.write(snap)
         self.writer.close()
+        if self.feed is not None:
+            self.feed.tick({**snap, "league": self.league.view() if self.league else {}},
+                           final=True)
         log.info("training stopped: %s", reason)
         return {"stop_reason": reason, "signal": self.signals.received,
                 "env_steps": snap["env_steps"], "mean_return": snap["mean_return"],

@@ -29,7 +29,7 @@ class LeagueWatch:
         if cfg is not None and cfg.league.psro is not None:
             from msagent.train.psro_watch import PSROWatch
 
-            self.psro = PSROWatch(cfg, self._call, scalar)
+            self.psro = PSROWatch(cfg, self.call, scalar)
         self.board = EvalBoard(eval_window)
         self.summary: dict[str, Any] = {}
         self._next_summary = 0.0
@@ -42,7 +42,7 @@ class LeagueWatch:
                     raise drained["error"].rebuild("the evaluator failed")
                 self.board.add(drained["results"])
         if time.monotonic() >= self._next_summary:
-            self.summary = self._call("summary")
+            self.summary = self.call("summary")
             self.summary["versions"] = {p: s["version"] for p, s in learner_stats.items()}
             if self.psro is not None:
                 self.psro.poll()
@@ -58,19 +58,19 @@ class LeagueWatch:
         """One atomic checkpoint of every learner and the league; its step (total updates)."""
         parts = {p: h.call_all("export_state")[0] for p, h in self.services.learners.items()}
         step = sum(part["state"]["counters"]["updates"] for part in parts.values())
-        return save_league_checkpoint(run_dir, step, parts, self._call("state_dict"),
+        return save_league_checkpoint(run_dir, step, parts, self.call("state_dict"),
                                       progress, run)
 
     def result(self, learners: dict[str, dict[str, Any]],
                run_dir: RunDir | None) -> dict[str, Any]:
         """The league part of the final result: players, summary, evaluation, ladder, heatmap."""
-        report = write_report(self._call("state_dict"), run_dir)
+        report = write_report(self.call("state_dict"), run_dir)
         return {"league": {"players": {p: {"updates": s["updates"], "version": s["version"]}
                                        for p, s in learners.items()},
-                           "summary": self._call("summary"), "eval": self.board.rows(),
+                           "summary": self.call("summary"), "eval": self.board.rows(),
                            **report}, **(self.psro.result() if self.psro is not None else {})}
 
-    def _call(self, method: str, *args: Any) -> Any:
+    def call(self, method: str, *args: Any) -> Any:
         """A call to the league service (its death is named as such)."""
         found = list(self.services.league.call_each(method, *args).values())
         if not found:

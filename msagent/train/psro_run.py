@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 import math
+import time
 from contextlib import nullcontext
 from pathlib import Path
 from typing import Any
@@ -27,12 +28,14 @@ from msagent.psro.meta_solvers import MetaSolver
 from msagent.psro.state import IterationRecord, PSROState
 from msagent.psro.tabular_io import write_policy
 from msagent.rundir import RunDir
+from msagent.rundir.feed import RunFeed
 from msagent.telemetry import log_to_file
 from msagent.telemetry.tensorboard import ScalarWriter
 from msagent.train.signals import StopSignals
 from msagent.user_scripts import env_factory
 
 log = logging.getLogger("msagent.train")
+FEED_EVERY_S = 1.0
 POLICY_FILE = "psro_policy.json"
 """The meta-strategy mixture, exported at the end of a run (see ``msagent export``)."""
 
@@ -71,6 +74,8 @@ class PSRORun:
         self.members = TabularMembers(self.tree)
         self.writer = ScalarWriter(run_dir.tensorboard_dir if run_dir is not None else None,
                                    cfg.logging.tensorboard)
+        self.feed = RunFeed(run_dir.path) if run_dir is not None else None
+        self._next_feed = 0.0
 
     def run(self, resume: bool) -> dict[str, Any]:
         """Iterate until a stop criterion or a signal; checkpoint and export at the end."""
@@ -86,6 +91,7 @@ class PSRORun:
                 self._report(psro.step(state))
                 if state.iteration % self.spec.checkpoint_every == 0:
                     self._checkpoint(state)
+                self._publish(state)
                 reason = self._stop_reason(state, signals.received)
         return self._finish(state, reason)
 
@@ -117,6 +123,15 @@ class PSRORun:
             if value is not None:
                 self.writer.add(tag, value, record.iteration)
 
+    def _publish(self, state: PSROState, final: bool = False) -> None:
+        """The dashboard feed: the PSRO state, at most once a second (and at the end)."""
+        if self.feed is None or (not final and time.monotonic() < self._next_feed):
+            return
+        self._next_feed = time.monotonic() + FEED_EVERY_S
+        self.feed.write_state({"kind": "psro", "game": self.game_string, "psro": state.to_json(),
+                               "progress": {"elapsed_s": state.history[-1].wall_s,
+                                            "iterations": state.iteration}})
+
     def _checkpoint(self, state: PSROState) -> Path | None:
         """Save the members' policies (safetensors) and the PSRO state (JSON)."""
         if self.run_dir is None:
@@ -143,6 +158,7 @@ class PSRORun:
     def _finish(self, state: PSROState, reason: str) -> dict[str, Any]:
         """Final checkpoint, the exported mixture, and the result figures."""
         checkpoint = self._checkpoint(state)
+        self._publish(state, final=True)
         self.writer.close()
         last = state.history[-1]
         result = {"stop_reason": reason, "iterations": state.iteration,

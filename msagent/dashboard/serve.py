@@ -1,0 +1,91 @@
+"""Serving the dashboard with uvicorn on a socket bound here (so that port 0 picks a free port
+and the URL printed is the real one)."""
+
+from __future__ import annotations
+
+import ipaddress
+import socket
+from collections.abc import Callable
+from pathlib import Path
+
+DEFAULT_PORT = 8420
+
+
+def bind(host: str, port: int) -> socket.socket:
+    """A listening TCP socket on ``host:port`` (port 0: any free port)."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host, port))
+    except OSError:
+        sock.close()
+        raise
+    sock.listen(128)
+    return sock
+
+
+def is_loopback(host: str) -> bool:
+    """Whether ``host`` is reachable only from this machine."""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def serve(root: Path, host: str, port: int, say: Callable[[str], None] = print) -> None:
+    """Serve the dashboard of ``root`` until Ctrl-C."""
+    import uvicorn
+
+    from msagent.dashboard.app import make_app
+
+    sock = bind(host, port)
+    bound = sock.getsockname()[1]
+    shown = f"[{host}]" if ":" in host else host
+    say(f"msagent dashboard of {Path(root).absolute()}: http://{shown}:{bound}/  (Ctrl-C to stop)")
+    if not is_loopback(host):
+        say(f"note: bound to {host}, so other machines can read this run (read-only)")
+    server = uvicorn.Server(uvicorn.Config(make_app(root), log_level="warning", access_log=False))
+    try:
+        server.run(sockets=[sock])
+    finally:
+        sock.close()
+
+
+class BackgroundServer:
+    """The dashboard served from a thread of this process (notebooks, tests, benchmarks).
+
+    Use as a context manager; ``url`` is where it listens (a free loopback port by default).
+    """
+
+    def __init__(self, root: Path, host: str = "127.0.0.1", port: int = 0) -> None:
+        import threading
+
+        import uvicorn
+
+        from msagent.dashboard.app import make_app
+
+        self._sock = bind(host, port)
+        self.url = f"http://{host}:{self._sock.getsockname()[1]}"
+        config = uvicorn.Config(make_app(root), log_level="warning", access_log=False)
+        self._server = uvicorn.Server(config)
+        self._thread = threading.Thread(target=self._server.run, kwargs={"sockets": [self._sock]},
+                                        name="msagent-dashboard", daemon=True)
+
+    def __enter__(self) -> BackgroundServer:
+        """Start serving; return once the server accepts requests."""
+        import time
+
+        self._thread.start()
+        deadline = time.monotonic() + 10.0
+        while not self._server.started and time.monotonic() < deadline:
+            time.sleep(0.02)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        """Stop serving."""
+        self._server.should_exit = True
+        self._thread.join(timeout=10.0)
+        self._sock.close()

@@ -1,0 +1,149 @@
+"""What the dashboard computes from run files: ladder, payoff, lineage, PSRO, tolerance of bad
+or foreign files (no browser)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from msagent.dashboard.reader import read_run, read_timeline, stamp, thin
+from msagent.dashboard.synthetic import synthetic_league, write_synthetic_run
+from msagent.dashboard.views import ladder, lineage, payoff, psro, run_view
+from msagent.league.payoff import PayoffTable
+from msagent.rundir import RunDir
+from msagent.rundir.feed import RunFeed
+
+
+@pytest.fixture(scope="module")
+def league() -> dict:
+    """A synthetic league of 30 snapshots and 500 matches."""
+    return synthetic_league(30, 500, seed=1)
+
+
+def test_ladder_has_every_participant_best_elo_first(league: dict) -> None:
+    rows = ladder(league)
+    assert len(rows) == 33
+    elo = [r["elo"] for r in rows]
+    assert elo == sorted(elo, reverse=True)
+    assert {r["kind"] for r in rows} == {"training", "snapshot"}
+    by_id = {r["id"]: r for r in rows}
+    assert by_id["main:20"]["parent"] is None and by_id["main:40"]["parent"] == "main:20"
+    assert by_id["main"]["mu"] is not None and by_id["main"]["ordinal"] < by_id["main"]["mu"]
+
+
+def test_field_win_rate_sums_every_pair(league: dict) -> None:
+    rows = {r["id"]: r for r in ladder(league)}
+    wins = games = 0.0
+    for a, b, w, d, loss in league["payoff"]["pairs"]:
+        if "main:20" in (a, b):
+            won = w if a == "main:20" else loss
+            wins, games = wins + won + 0.5 * d, games + w + d + loss
+    assert rows["main:20"]["win_rate"] == pytest.approx(wins / games)
+    assert rows["main:20"]["games"] == pytest.approx(games)
+
+
+def test_payoff_cells_match_the_payoff_table(league: dict) -> None:
+    view = payoff(league)
+    table = PayoffTable()
+    table.load_state_dict(league["payoff"])
+    ids = view["ids"]
+    assert ids == [r["id"] for r in ladder(league)]
+    for i in range(0, len(ids), 3):
+        for j in range(len(ids)):
+            w, d, loss = table.counts(ids[i], ids[j])
+            n = w + d + loss
+            assert view["games"][i][j] == pytest.approx(n, abs=1e-3)
+            if n:
+                assert view["rate"][i][j] == pytest.approx((w + 0.5 * d) / n)
+                assert view["rate"][i][j] + view["rate"][j][i] == pytest.approx(1.0)
+            else:
+                assert view["rate"][i][j] is None
+    assert view["min_games"] == 4
+
+
+def test_lineage_marks_resets_only(league: dict) -> None:
+    view = lineage(league)
+    snapshots = [h for h in league["historical"] if h["parent"] is not None]
+    edges = {(e["parent"], e["child"]): e["reset"] for e in view["edges"]}
+    for h in snapshots:
+        assert (h["parent"], h["ref"]) in edges
+    resets = {child for (parent, child), reset in edges.items() if reset}
+    from_main = {h["ref"] for h in league["historical"]
+                 if h["owner"] == "main_exploiter" and (h["parent"] or "").startswith("main:")}
+    assert resets and from_main <= resets
+    assert all(child.startswith("main_exploiter") for child in resets)
+
+
+def test_psro_meta_strategy_per_iteration() -> None:
+    history = [{"iteration": 0, "meta": [[1.0]], "nash_conv": 0.9},
+               {"iteration": 1, "meta": [[0.25, 0.75]], "nash_conv": 0.4},
+               {"iteration": 2, "meta": [[0.2, 0.3, 0.5]], "nash_conv": float("nan")}]
+    view = psro({"populations": [["a", "b", "c"]], "history": history, "symmetric": True})
+    assert view["iterations"] == [0, 1, 2]
+    assert view["nash_conv"] == [0.9, 0.4, None]
+    weights = np.array(view["populations"][0]["weights"])
+    np.testing.assert_allclose(weights, [[1.0, 0.25, 0.2], [0.0, 0.75, 0.3], [0.0, 0.0, 0.5]])
+    np.testing.assert_allclose(weights.sum(axis=0), 1.0)
+
+
+def test_a_missing_run_directory_is_a_warning(tmp_path: Path) -> None:
+    view = run_view(read_run(tmp_path / "nope"), "nope")
+    assert view["ladder"] is None and view["payoff"] is None
+    assert "does not exist" in view["warnings"][0]
+
+
+def test_a_torn_state_file_falls_back_to_the_newest_checkpoint(tmp_path: Path) -> None:
+    league = synthetic_league(6, 40)
+    run = RunDir.create(tmp_path, "old")
+    run.save_checkpoint(7, {}, {"league": league, "progress": {"env_steps": 1234}})
+    (run.path / "feed").mkdir()
+    (run.path / "feed" / "state.json").write_text('{"format": 1, "league": {"pla')
+    files = read_run(run.path)
+    view = run_view(files, run.path.name)
+    assert files.source == "checkpoint"
+    assert any("state.json is unreadable" in w for w in view["warnings"])
+    assert len(view["ladder"]) == 9 and view["facts"]["progress"]["env_steps"] == 1234
+    assert view["facts"]["checkpoint"] == 7
+
+
+def test_a_newer_format_shows_what_it_can(tmp_path: Path) -> None:
+    league = synthetic_league(6, 40)
+    league["players"] = "a new layout"
+    run = RunDir.create(tmp_path, "newer")
+    RunFeed(run.path).write_state({"league": league, "kind": "league"})
+    state_path = run.path / "feed" / "state.json"
+    doc = json.loads(state_path.read_text())
+    state_path.write_text(json.dumps({**doc, "format": 99, "msagent": "9.0"}))
+    view = run_view(read_run(run.path), run.path.name)
+    assert any("format 99" in w for w in view["warnings"])
+    assert view["ladder"] is None and any("ladder could not be read" in w
+                                          for w in view["warnings"])
+    assert len(view["payoff"]["ids"]) == 9  # the payoff table still shows
+
+
+def test_a_run_without_any_data_says_so(tmp_path: Path) -> None:
+    run = RunDir.create(tmp_path, "empty")
+    view = run_view(read_run(run.path), run.path.name)
+    assert any("neither its live feed nor a readable checkpoint" in w for w in view["warnings"])
+    assert view["facts"]["name"] == "empty"
+
+
+def test_timeline_skips_a_torn_line_and_thins_long_ones(tmp_path: Path) -> None:
+    path = tmp_path / "timeline.jsonl"
+    path.write_text('{"t": 1}\n{"t": 2}\n{"t": 3, "elo"')
+    warnings: list[str] = []
+    assert [p["t"] for p in read_timeline(path, warnings)] == [1, 2]
+    assert warnings == []
+    points = list(range(10_001))
+    kept = thin(points, 2000)
+    assert len(kept) == 2000 and kept[0] == 0 and kept[-1] == 10_000
+
+
+def test_stamp_changes_when_the_feed_is_rewritten(tmp_path: Path) -> None:
+    path = write_synthetic_run(tmp_path, 3, 10, points=2)
+    before = stamp(path)
+    RunFeed(path).append({"progress": {"env_steps": 1}})
+    assert stamp(path) != before
