@@ -9,4 +9,5 @@ cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 . .venv/bin/activate
 export RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER=0   # the embedded Ray stays on 127.0.0.1
+echo "[run] watch the league in a browser meanwhile: msagent dashboard runs/  (http://127.0.0.1:8420/)"
 msagent train examples/tictactoe_league.toml "$@"

@@ -29,3 +29,6 @@ if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ] || [ constraints.txt -nt
   python -m pip install -q --no-deps pyftg==2.3
   touch "$stamp"
 fi
+# the dashboard's charts: plotly.js's cartesian bundle from the npm registry (pinned, checked),
+# once; without it the dashboard serves the full plotly.js that Plotly's Python package ships
+python -m msagent.dashboard.assets

@@ -21,19 +21,13 @@ from typing import Any
 from fastapi import FastAPI, HTTPException
 from fastapi.responses import FileResponse, HTMLResponse, Response
 
+from msagent.dashboard.assets import plotly_js
 from msagent.dashboard.reader import find_runs, read_marker, read_run, stamp
 from msagent.dashboard.views import run_view
 from msagent.rundir.feed import plain
 
 STATIC = Path(__file__).with_name("static")
 ASSETS = {"dashboard.js": "text/javascript", "dashboard.css": "text/css"}
-
-
-def plotly_js() -> Path:
-    """plotly.js as shipped inside Plotly's Python package (no CDN, works offline)."""
-    import plotly
-
-    return Path(plotly.__file__).parent / "package_data" / "plotly.min.js"
 
 
 class ViewCache:

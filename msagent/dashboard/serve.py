@@ -13,16 +13,9 @@ DEFAULT_PORT = 8420
 
 def bind(host: str, port: int) -> socket.socket:
     """A listening TCP socket on ``host:port`` (port 0: any free port)."""
-    family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    sock = socket.socket(family, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    try:
-        sock.bind((host, port))
-    except OSError:
-        sock.close()
-        raise
-    sock.listen(128)
-    return sock
+    from msagent.gateway.serve import listening_socket
+
+    return listening_socket(host, port)
 
 
 def is_loopback(host: str) -> bool:

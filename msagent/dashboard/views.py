@@ -49,7 +49,8 @@ def facts(files: RunFiles, state: dict[str, Any]) -> dict[str, Any]:
             "written_s": state.get("written_s"), "progress": state.get("progress") or {},
             "services": state.get("services") or {},
             "replacements": state.get("replacements") or [],
-            "checkpoint": state.get("checkpoint"), "checkpoints": files.checkpoints,
+            "checkpoint": state.get("checkpoint", files.checkpoints[-1] if files.checkpoints
+                                    else None), "checkpoints": files.checkpoints,
             "game": state.get("game"), "config": files.config}
 
 

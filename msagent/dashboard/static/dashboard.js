@@ -11,6 +11,11 @@ const dashboard = window.dashboard = {ready: false, renders: 0, stamp: null, vie
                                       run: null, failures: 0};
 
 const $ = (id) => document.getElementById(id);
+const plotlyLoaded = new Promise((resolve, reject) => {
+  if (window.Plotly) { resolve(); return; }
+  $("plotly-js").addEventListener("load", resolve);
+  $("plotly-js").addEventListener("error", () => reject(new Error("plotly.js did not load")));
+});
 const fmt = (x, digits = 0) => (x === null || x === undefined || Number.isNaN(x)) ? "–"
   : Number(x).toLocaleString("en", {maximumFractionDigits: digits,
                                     minimumFractionDigits: digits});
@@ -67,7 +72,7 @@ async function tick() {
     if (stamp !== dashboard.stamp) {
       const view = await getJSON(`/api/runs/${encodeURIComponent(run)}`);
       dashboard.stamp = stamp;
-      render(view);
+      await render(view);
     }
     dashboard.failures = 0;
     liveLabel();
@@ -89,7 +94,7 @@ function liveLabel() {
   live.className = age > 30 ? "stale" : "";
 }
 
-function render(view) {
+async function render(view) {
   dashboard.view = view;
   say("");
   const timings = dashboard.timings = {};
@@ -101,12 +106,15 @@ function render(view) {
   timed("warnings", renderWarnings, view.warnings);
   timed("facts", renderFacts, view.facts);
   timed("ladder", renderLadder, view.ladder);
+  timed("matches", renderMatches, view.matches);
+  $("config").textContent = view.facts.config || "(no config.toml)";
+  dashboard.firstContentAt = dashboard.firstContentAt || performance.now();
+  await plotlyLoaded;
+  dashboard.plotlyAt = dashboard.plotlyAt || performance.now();
   timed("payoff", renderPayoff, view.payoff);
   timed("timeline", renderTimeline, view.timeline);
   timed("lineage", renderLineage, view.lineage);
   timed("psro", renderPSRO, view.psro);
-  timed("matches", renderMatches, view.matches);
-  $("config").textContent = view.facts.config || "(no config.toml)";
   dashboard.renders += 1;
   dashboard.ready = true;
 }
@@ -132,6 +140,7 @@ function renderFacts(f) {
     ["source", f.source], ["written by", f.msagent ? `msagent ${f.msagent} (feed format ${f.format})` : "–"],
   ];
   if (f.game) items.splice(2, 0, ["game", f.game]);
+  if (p.iterations !== undefined) items.splice(3, 0, ["iterations", fmt(p.iterations)]);
   $("facts").replaceChildren(...items.map(([k, v]) => {
     const div = el("div"); div.append(el("b", k), el("span", v ?? "–")); return div;
   }));
@@ -167,17 +176,17 @@ function renderPayoff(payoff) {
   const pick = (m) => order.map((i) => order.map((j) => m[i][j]));
   const rate = pick(payoff.rate), games = pick(payoff.games);
   const trusted = rate.map((row, i) => row.map((v, j) => games[i][j] >= payoff.min_games ? v : null));
-  const thin = rate.map((row, i) => row.map((v, j) => v !== null && games[i][j] < payoff.min_games ? v : null));
   const hover = "%{y} vs %{x}<br>win rate %{z:.3f}<br>games %{customdata:.1f}<extra></extra>";
-  const axis = {type: "category", automargin: true, tickfont: {size: ids.length > 60 ? 7 : 11}};
+  const big = ids.length > 60;  // hundreds of tick labels cost more than the cells; hover names them
+  const axis = {type: "category", automargin: true, showticklabels: !big, tickfont: {size: 11},
+                showgrid: false};
+  // one trace; the grey background shows through the empty cells (fewer games than the minimum)
   Plotly.react("heatmap", [
     {type: "heatmap", name: "win rate", x: ids, y: ids, z: trusted, zmin: 0, zmax: 1,
-     colorscale: WIN_RATE_SCALE, customdata: games, hovertemplate: hover, xgap: ids.length > 60 ? 0 : 1,
-     ygap: ids.length > 60 ? 0 : 1, colorbar: {title: {text: "win rate"}}},
-    {type: "heatmap", name: "too few games", x: ids, y: ids, z: thin, showscale: false,
-     zmin: 0, zmax: 1, colorscale: [[0, "#c8ccd2"], [1, "#c8ccd2"]], customdata: games,
-     hovertemplate: hover},
-  ], {margin: {t: 10}, xaxis: {...axis, title: {text: "opponent"}},
+     colorscale: WIN_RATE_SCALE, customdata: games, hovertemplate: hover, hoverongaps: true,
+     xgap: big ? 0 : 1, ygap: big ? 0 : 1, colorbar: {title: {text: "win rate"}}},
+  ], {margin: {t: 10}, plot_bgcolor: "#c8ccd2",
+      xaxis: {...axis, title: {text: big ? "opponent (hover a cell for names)" : "opponent"}},
       yaxis: {...axis, autorange: "reversed", title: {text: "player"}}}, PLOT_CONFIG);
 }
 
