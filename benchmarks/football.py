@@ -11,7 +11,8 @@ Needs the football venv (``bash scripts/setup_football.sh``). Two modes:
        share of the last 100 episodes that scored (the mean return), against wall time.
 
 ``python benchmarks/football.py league-curve RUN_DIR [--games 4] [--every 1]``
-    The 5v5 league's main-agent snapshots (``RUN_DIR/snapshots/main@V``) each play ``--games``
+    The 5v5 league's main-agent snapshots (``RUN_DIR/snapshots/main@V``, with the minutes since
+    the first was written) each play ``--games``
     full 5_vs_5 games as the left side's controlled player against gfootball's built-in AI
     (the whole right side): goals for and against, and wins/draws/losses per snapshot.
 """
@@ -135,6 +136,7 @@ def league_curve(args: argparse.Namespace) -> None:
     policy = build_policy(str(cfg.scripts.env), str(cfg.scripts.agent), params, 0)
     env = FootballEnv(params.get("scenario", "5_vs_5"), params.get("representation",
                       "simple115v2"), "scoring", left_players=1, right_players=0)
+    start = min(p.stat().st_mtime for p in files)
     try:
         for path in files:
             policy.set_weights(load_file(str(path)))
@@ -142,7 +144,8 @@ def league_curve(args: argparse.Namespace) -> None:
             goals = [_game(env, policy, seed) for seed in range(args.games)]
             diff = [f - a for f, a in goals]
             wins, draws = sum(d > 0 for d in diff), sum(d == 0 for d in diff)
-            print(f"{path.stem}: {args.games} games vs built-in AI: goals "
+            print(f"{path.stem} (written at +{(path.stat().st_mtime - start) / 60:4.1f} min): "
+                  f"{args.games} games vs built-in AI: goals "
                   f"{sum(f for f, _ in goals)}-{sum(a for _, a in goals)}, mean difference "
                   f"{np.mean(diff):+.2f}, W/D/L {wins}/{draws}/{len(diff) - wins - draws}",
                   flush=True)
