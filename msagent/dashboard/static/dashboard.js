@@ -199,12 +199,12 @@ function renderTimeline(tl) {
   const ratingsData = elo.length ? elo : [line("mean return", tl.mean_return)];
   Plotly.react("ratings-chart", ratingsData, {
     title: {text: elo.length ? "Elo over time" : "mean return over time"}, margin: {t: 40},
-    xaxis: {title: {text: "minutes"}}, legend: {orientation: "h"}}, PLOT_CONFIG);
+    xaxis: {title: {text: "minutes"}}, legend: {orientation: "h", y: -0.3}}, PLOT_CONFIG);
   const evals = Object.entries(tl.eval).map(([label, y]) => line(`vs ${label}`, y));
   Plotly.react("eval-chart", evals.length ? evals : [line("env steps/s", tl.steps_per_s)], {
     title: {text: evals.length ? "evaluated player's win rates against fixed opponents" : "env steps/s"}, margin: {t: 40},
     xaxis: {title: {text: "minutes"}}, yaxis: evals.length ? {range: [0, 1]} : {},
-    legend: {orientation: "h"}}, PLOT_CONFIG);
+    legend: {orientation: "h", y: -0.3}}, PLOT_CONFIG);
 }
 
 function lineageLayout(lineage) {
