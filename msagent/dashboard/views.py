@@ -48,6 +48,7 @@ def facts(files: RunFiles, state: dict[str, Any]) -> dict[str, Any]:
             "msagent": state.get("msagent"), "format": state.get("format"),
             "written_s": state.get("written_s"), "progress": state.get("progress") or {},
             "services": state.get("services") or {},
+            "placements": state.get("placements") or {},
             "replacements": state.get("replacements") or [],
             "checkpoint": state.get("checkpoint", files.checkpoints[-1] if files.checkpoints
                                     else None), "checkpoints": files.checkpoints,

@@ -61,6 +61,14 @@ class ServiceHandle(ServiceRef):
         """Ids of the instances this handle runs, e.g. ``["EnvWorker#0", "EnvWorker#1"]``."""
         raise NotImplementedError
 
+    def placements(self) -> list[dict[str, Any]]:
+        """Where each instance runs: ``{"instance", "node", "ip", "pid"}`` (inline: here)."""
+        import os
+        import socket
+
+        return [{"instance": iid, "node": "local", "ip": socket.gethostname(),
+                 "pid": os.getpid()} for iid in self.instance_ids()]
+
     def wait_ready(self) -> None:
         """Wait until the instances a ``launch(..., wait=False)`` started are built and
         routable; raise the constructor's error if one failed (nothing to wait for inline)."""

@@ -226,9 +226,20 @@ class RayHandle(ServiceHandle):
             return [iid for iid, _ in self._actors]
 
     def placements(self) -> list[dict[str, Any]]:
-        """The pid and node of each live instance."""
+        """The node (id and IP) and pid of each instance (one that died meanwhile: left out)."""
         ray = self._backend._ray
-        return ray.get([actor._ms_ready.remote() for _, actor in self._actors])
+        with self._mutex:
+            actors = list(self._actors)
+        ips = {n["NodeID"]: n["NodeManagerAddress"] for n in ray.nodes()}
+        out = []
+        for iid, actor in actors:
+            try:
+                where = ray.get(actor._ms_ready.remote(), timeout=10)
+            except Exception:  # noqa: BLE001 (dead or unreachable: not placed anywhere now)
+                continue
+            out.append({"instance": iid, "node": where["node"],
+                        "ip": ips.get(where["node"], "?"), "pid": where["pid"]})
+        return out
 
     def _check_method(self, method: str) -> None:
         """A clear error for a method the service did not register."""

@@ -19,6 +19,7 @@ from msagent.services.inference import mean_batch_size
 from msagent.train.resume import ResumePlan, plan_resume
 from msagent.train.signals import StopSignals
 from msagent.train.feed_watch import FeedWatch
+from msagent.train.placement import new_instances, placement_lines, placements_of
 from msagent.train.league_watch import LeagueWatch
 from msagent.train.supervisor import Supervisor, SupervisorSettings
 from msagent.train.wiring import RunInfo, Services, connect_services
@@ -128,6 +129,8 @@ class Driver:
         self.league = (LeagueWatch(services, cfg.run.stop.eval_games, cfg, self.writer.add)
                        if services.league is not None else None)
         self._last_checkpoint: int | None = plan.step if plan is not None else None
+        self._placements: dict[str, list[dict[str, Any]]] = {}
+        self._placed_after = -1
         self.feed = self._feed() if run_dir is not None else None
 
     def _feed(self) -> FeedWatch:
@@ -137,13 +140,29 @@ class Driver:
         return FeedWatch(self.run_dir, kind, state, self._facts)
 
     def _facts(self) -> dict[str, Any]:
-        """Services with their instances, replacements so far, the newest checkpoint step."""
+        """Services with their instances and placements, replacements so far, the newest
+        checkpoint step."""
+        if len(self.supervisor.replacements) != self._placed_after:
+            self._report_placements()
         return {"services": {h.name: h.instance_ids() for h in self.services.all()},
+                "placements": self._placements,
                 "replacements": [r.as_dict() for r in self.supervisor.replacements],
                 "checkpoint": self._last_checkpoint, "run_id": self.run.run_id}
 
+    def _report_placements(self) -> None:
+        """Print and log where every service runs; later, where replacements landed."""
+        before, self._placed_after = self._placements, len(self.supervisor.replacements)
+        self._placements = placements_of(self.services.all())
+        lines = (placement_lines(self._placements) if not before
+                 else new_instances(before, self._placements))
+        for line in lines:
+            log.info("placement: %s", line)
+            if self.cfg.run.mode == "ray" and not before:
+                print(f"placement: {line}", flush=True)
+
     def train(self) -> dict[str, Any]:
         """Start the loops, watch until done; on any failure stop and save what can be saved."""
+        self._report_placements()
         try:
             for learner in self.services.learners.values():
                 learner.call_all("run")

@@ -127,7 +127,11 @@ function renderWarnings(warnings) {
 
 function renderFacts(f) {
   const p = f.progress || {};
-  const services = Object.entries(f.services || {}).map(([name, ids]) => `${name} ×${ids.length}`);
+  const hosts = (name) => [...new Set(((f.placements || {})[name] || []).map((p) => p.ip))];
+  const services = Object.entries(f.services || {}).map(([name, ids]) => {
+    const on = hosts(name);
+    return `${name} ×${ids.length}${on.length ? ` on ${on.join(", ")}` : ""}`;
+  });
   $("headline").textContent = `${f.name} · ${f.kind}`;
   const items = [
     ["run", f.name], ["kind", f.kind], ["created", f.created], ["env steps", fmt(p.env_steps)],
