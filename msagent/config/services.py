@@ -220,6 +220,12 @@ class EvaluatorSection(_Service):
     pause_s: float = Field(0.5, ge=0)
 
 
+class LeagueServiceSection(Section):
+    """League runs: where the one league coordinator runs (its ``resources``; always one)."""
+
+    resources: ResourcesSection = Field(default_factory=ResourcesSection)
+
+
 class ServicesSection(Section):
     """All service tables."""
 
@@ -229,6 +235,7 @@ class ServicesSection(Section):
     buffer: BufferSection = Field(default_factory=BufferSection)
     model_pool: ModelPoolSection = Field(default_factory=ModelPoolSection)
     evaluator: EvaluatorSection = Field(default_factory=EvaluatorSection)
+    league: LeagueServiceSection = Field(default_factory=LeagueServiceSection)
 
 
 def _known(value: str, kinds: tuple[str, ...]) -> str:

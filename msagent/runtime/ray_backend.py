@@ -46,7 +46,8 @@ class RayBackend(Backend):
         from msagent.runtime.ray_actors import ControlActor
 
         self.namespace, self.torch_threads, self.log_file = namespace, torch_threads, log_file
-        opts = {"namespace": namespace, "get_if_exists": True, "lifetime": None}
+        opts = {"namespace": namespace, "get_if_exists": True, "lifetime": None,
+                "scheduling_strategy": _on_this_node(ray)}
         self.registry = self._topics = ControlActor.options(name=REGISTRY_NAME, **opts).remote()
         self._handles: list[RayHandle] = []
         self._lock = threading.Lock()
@@ -211,3 +212,11 @@ def attach_in_actor(namespace: str, torch_threads: int, log_file: str | None = N
         from msagent.telemetry.logs import append_to_log
 
         append_to_log(log_file)
+
+
+def _on_this_node(ray: Any) -> Any:
+    """Pin to the driver's node: the registry and topic table must not die with a worker node
+    of a cluster (the driver's own node ends the run anyway)."""
+    from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+
+    return NodeAffinitySchedulingStrategy(ray.get_runtime_context().get_node_id(), soft=False)

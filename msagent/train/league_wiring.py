@@ -61,9 +61,9 @@ def connect_league(cfg: TrainConfig, run: wiring.RunInfo) -> wiring.Services:
                              resources=wiring._res(sv.learner),
                              args=(_learner_settings(cfg, run, p, tables[p], batches[p]),))
                     for p in players}
-        league_handle = start(LeagueService, args=(league.to_settings(), cfg.run.seed, seats,
-                                                   run.league_state, sv.model_pool.url,
-                                                   run.run_id))
+        league_handle = start(LeagueService, resources=wiring._res(sv.league),
+                              args=(league.to_settings(), cfg.run.seed, seats,
+                                    run.league_state, sv.model_pool.url, run.run_id))
         central = sv.inference.mode == "central"
         per_server = -(-sv.env_worker.num // max(sv.inference.num, 1))
         inference = start(configured(sv.inference.batch or per_server, sv.inference.max_wait_ms),

@@ -1,0 +1,131 @@
+"""A league on a simulated three-node Ray cluster: services placed by the TOML's resources,
+a worker node removed mid-run (its env workers replaced on the other), and a resume after the
+whole cluster (head included) was restarted."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from msagent.rundir import RunDir
+from msagent.runtime import solver, state
+from msagent.services.learner_state import LEAGUE_REQUIRED_KEYS
+from msagent.train import run_training
+from msagent.train.resume import plan_resume
+from tests.conftest import forget_ray_backend
+from tests.train.league_helpers import league_config
+
+HEAD = {"msagent_head": 1.0, "msagent_learner": 1.0}
+ENV = {"msagent_env": 1.0}
+PLACEMENT = [
+    "services.env_worker.num=2", "services.env_worker.resources.spread=true",
+    "services.env_worker.resources.custom={msagent_env = 0.01}",
+    "services.learner.resources.custom={msagent_learner = 0.01}",
+    "services.league.resources.custom={msagent_head = 0.01}",
+    "services.model_pool.resources.custom={msagent_head = 0.01}",
+    "services.buffer.resources.custom={msagent_head = 0.01}",
+    "services.evaluator.num=0", "services.env_worker.max_restarts=4",
+]
+
+
+class ThreeNodes:
+    """A head (league, pool, buffers, learners) and two env nodes, all on 127.0.0.1."""
+
+    def __init__(self) -> None:
+        from ray.cluster_utils import Cluster
+
+        forget_ray_backend()
+        self.cluster = Cluster(initialize_head=True,
+                               head_node_args={"num_cpus": 2, "resources": HEAD})
+        self.env_nodes = [self.cluster.add_node(num_cpus=1, resources=ENV) for _ in range(2)]
+        self.cluster.wait_for_nodes()
+        self.backend = state.init(backend="ray", address=self.cluster.address)
+
+    def node_id(self, node: Any) -> str:
+        """The Ray node id of a node the cluster started."""
+        return node.node_id
+
+    def close(self) -> None:
+        """Stop msagent's backend and every node."""
+        self.backend.shutdown()
+        state.attach(None)  # type: ignore[arg-type]
+        solver.forget_routes()
+        self.cluster.shutdown()
+
+
+@pytest.fixture
+def cluster() -> Iterator[ThreeNodes]:
+    """A fresh three-node cluster for the test."""
+    nodes = ThreeNodes()
+    try:
+        yield nodes
+    finally:
+        nodes.close()
+
+
+def _feed(run: Path) -> dict:
+    """The run's dashboard feed (where the driver records placements)."""
+    return json.loads((run / "feed" / "state.json").read_text())
+
+
+def _wait(predicate: Any, timeout_s: float) -> None:
+    """Poll until ``predicate()`` holds (a clear failure otherwise)."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        try:
+            if predicate():
+                return
+        except (OSError, ValueError, KeyError):
+            pass
+        time.sleep(0.5)
+    raise AssertionError(f"timed out after {timeout_s} s waiting for {predicate}")
+
+
+def test_a_league_is_placed_survives_a_lost_node_and_resumes_on_a_new_cluster(
+        cluster: ThreeNodes, tmp_path: Path) -> None:
+    cfg = league_config(tmp_path, "ray", "run.stop.time_s=50", *PLACEMENT)
+    run_dir = RunDir.create(cfg.run.root, cfg.run.name)
+    result: dict[str, Any] = {}
+    runner = threading.Thread(target=lambda: result.update(run_training(cfg, run_dir)))
+    runner.start()
+    _wait(lambda: _feed(run_dir.path)["progress"]["env_steps"] > 0, 60)
+    placed = _feed(run_dir.path)["placements"]
+    head = cluster.cluster.head_node.node_id
+    env_ids = {cluster.node_id(n) for n in cluster.env_nodes}
+    assert {p["node"] for p in placed["EnvWorker"]} == env_ids  # spread over both env nodes
+    for service in ("LeagueService", "ModelPoolService", "ReplayBufferService",
+                    "Learner-main", "Learner-main_exploiter", "Learner-league_exploiter"):
+        assert {p["node"] for p in placed[service]} == {head}, service
+    lost = cluster.env_nodes[0]
+    cluster.cluster.remove_node(lost, allow_graceful=True)
+    survivor = cluster.node_id(cluster.env_nodes[1])
+    _wait(lambda: len(_feed(run_dir.path)["replacements"]) >= 1, 40)
+    steps_after_loss = _feed(run_dir.path)["progress"]["env_steps"]
+    runner.join(timeout=120)
+    assert not runner.is_alive() and result["stop_reason"].startswith("time_s")
+    final = _feed(run_dir.path)
+    assert {p["node"] for p in final["placements"]["EnvWorker"]} == {survivor}
+    assert len(final["placements"]["EnvWorker"]) == 2  # both replaced, on the remaining node
+    assert result["env_steps"] > steps_after_loss
+    assert {r["service"] for r in result["replacements"]} == {"EnvWorker"}
+
+    versions = {p: f["version"] for p, f in result["league"]["players"].items()}
+    cluster.close()
+    restarted = ThreeNodes()
+    try:
+        again = league_config(tmp_path, "ray", "run.stop.time_s=65", *PLACEMENT)  # 15 s more
+        plan = plan_resume(again, run_dir)
+        second = run_training(again, run_dir, plan)
+    finally:
+        restarted.close()
+        cluster.close = lambda: None  # already closed above
+    for player, version in versions.items():
+        assert second["league"]["players"][player]["version"] > version
+    league = run_dir.checkpoints.latest(LEAGUE_REQUIRED_KEYS).state["league"]
+    assert league["reported"] > plan.league["reported"]
