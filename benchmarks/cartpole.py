@@ -12,7 +12,10 @@ measures:
   ratio to the ``ray`` row (local inference) with its mean predict batch;
 * for each Ray mode, a start-up probe (a fresh process starting the same services as
   ``msagent train``): seconds from process start to the first env step, and the memory (PSS)
-  of each service process.
+  of each service process;
+* with both Ray modes, a steady-state comparison (``--steady-s``, default 20 s): both modes
+  trained for a fixed time with no return target, alternated twice, so that the central/local
+  ratio is not dominated by the few seconds of warm-up of a run that stops at 475.
 """
 
 from __future__ import annotations
@@ -58,14 +61,14 @@ def mode_args(mode: str) -> list[str]:
     return ["--mode", "ray", *CENTRAL] if mode == "central" else ["--mode", mode]
 
 
-def msagent_train(mode: str, seed: int) -> dict:
+def msagent_train(mode: str, seed: int, extra: tuple[str, ...] = ()) -> dict:
     """Run ``msagent train`` as a fresh process and return its result."""
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "result.json"
         cmd = [sys.executable, "-m", "msagent", "train", str(ROOT / "examples/cartpole_ppo.toml"),
                *mode_args(mode), "--set", f"run.seed={seed}", "--set", f"run.root={tmp!r}",
                "--set", "logging.progress=false", "--set", "logging.tensorboard=false",
-               "--result-json", str(out)]
+               "--result-json", str(out), *extra]
         env = {**os.environ, "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0"}
         start = time.perf_counter()
         proc = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=900)
@@ -108,6 +111,22 @@ def central_row(res: dict, sps: float, local_sps: float | None, probe: dict | No
           f"{batch_text}")
 
 
+def steady_ratio(seed: int, seconds: float, rounds: int = 2) -> None:
+    """Central against local inference at steady state: both modes trained for a fixed time
+    (no return target, so no run ends during its warm-up), alternated ``rounds`` times."""
+    fixed = ("--set", "run.stop.mean_return=1e9", "--set", f"run.stop.time_s={seconds}")
+    rates: dict[str, list[float]] = {"ray": [], "central": []}
+    for _ in range(rounds):
+        for mode in rates:
+            res = msagent_train(mode, seed, fixed)
+            rates[mode].append(res["env_steps"] / res["elapsed_s"])
+    ratios = [c / r for c, r in zip(rates["central"], rates["ray"])]
+    print(f"steady state ({seconds:.0f} s each, alternated x{rounds}): local inference "
+          + ", ".join(f"{r:,.0f}" for r in rates["ray"]) + " env steps/s; central "
+          + ", ".join(f"{c:,.0f}" for c in rates["central"]) + " env steps/s; central / local "
+          + ", ".join(f"{x:.2f}x" for x in ratios) + " [target >= 0.6x]")
+
+
 def probe_row(mode: str, probe: dict, res: dict | None) -> None:
     """Print start-up time to the first env step and the PSS of each service process."""
     run_first = (res or {}).get("first_step_s")
@@ -127,6 +146,9 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--modes", nargs="+", default=["local", "ray", "central"],
                         choices=["local", "ray", "central"])
+    parser.add_argument("--steady-s", type=float, default=20.0,
+                        help="seconds of each fixed-length run of the steady-state central/local "
+                             "comparison (0: skip it)")
     args = parser.parse_args()
     raw = raw_stepping()
     ref = ppo_reference.run(ppo_reference.CARTPOLE_REFERENCE, args.seed)
@@ -143,6 +165,8 @@ def main() -> None:
             central_row(res, rates[mode], rates.get("ray"), probe)
         if probe is not None:
             probe_row(mode, probe, res)
+    if args.steady_s > 0 and {"ray", "central"} <= set(args.modes):
+        steady_ratio(args.seed, args.steady_s)
 
 
 if __name__ == "__main__":

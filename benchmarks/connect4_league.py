@@ -96,9 +96,9 @@ def throughput(seconds: float, snapshots: int = 24, envs: int = 32,
     return out
 
 
-def learn(minutes: float, overrides: list[str]) -> list[dict]:
+def learn(minutes: float, overrides: list[str], config: Path = EXAMPLE) -> list[dict]:
     """Train the league example; the evaluation figures of each progress line, with time."""
-    cmd = [sys.executable, "-m", "msagent", "train", str(EXAMPLE),
+    cmd = [sys.executable, "-m", "msagent", "train", str(config),
            "--set", f"run.stop.time_s={minutes * 60}", "--set", "logging.log_every_s=30",
            "--set", "logging.tensorboard=false"]
     for override in overrides:
@@ -147,6 +147,8 @@ def main() -> None:
     parser.add_argument("--throughput-s", type=float, default=20.0)
     parser.add_argument("--set", dest="overrides", action="append", default=[],
                         help="a config override for the learning run, as msagent train --set")
+    parser.add_argument("--config", type=Path, default=EXAMPLE,
+                        help="the league config of the learning run (default: the example)")
     args = parser.parse_args()
     if args.throughput_s > 0:
         t = throughput(args.throughput_s)
@@ -156,7 +158,7 @@ def main() -> None:
               f"misses) {t['league']:,.0f} env steps/s = {t['league'] / t['self-play']:.2f}x "
               "(target >= 0.8x)", flush=True)
     if args.minutes > 0:
-        curve = learn(args.minutes, args.overrides)
+        curve = learn(args.minutes, args.overrides, args.config.resolve())
         for opponent, when in reached(curve).items():
             where = f"after {when:.1f} min" if when is not None else "not reached"
             print(f"target {TARGETS[opponent]:.0%} against {opponent} in both seats: {where}")
