@@ -66,8 +66,7 @@ def participants(league: dict[str, Any]) -> list[str]:
 
 def ladder(league: dict[str, Any]) -> list[dict[str, Any]]:
     """One row per participant, best Elo first: kind, role, parent, ratings, games, win rate."""
-    elo = league.get("elo", {}).get("ratings", {})
-    start = league.get("elo", {}).get("start", 1200.0)
+    elo = _elo_of(league)
     skill = league.get("openskill", {}).get("ratings", {})
     totals = _field_totals(league)
     players = {p["id"]: p for p in league.get("players", [])}
@@ -81,19 +80,18 @@ def ladder(league: dict[str, Any]) -> list[dict[str, Any]]:
             "id": pid, "kind": _kind(pid, players, snaps), "role": info.get("role"),
             "owner": info.get("owner", pid if pid in players else None),
             "parent": info.get("parent"), "created_s": info.get("created_s"),
-            "resets": info.get("resets"), "elo": float(elo.get(pid, start)),
+            "resets": info.get("resets"), "elo": elo(pid),
             "mu": mu, "sigma": sigma, "ordinal": None if mu is None else mu - 3 * sigma,
             "games": games, "win_rate": (wins + 0.5 * draws) / games if games else None})
-    return sorted(rows, key=lambda r: (-r["elo"], r["id"]))
+    return sorted(rows, key=lambda r: _by_elo(elo, r["id"]))
 
 
 def payoff(league: dict[str, Any]) -> dict[str, Any]:
     """The row-vs-column win rates and decayed games of every pair of participants that
     played, best Elo first (the ladder's order)."""
-    elo = league.get("elo", {}).get("ratings", {})
     played = {pid for a, b, *_ in league.get("payoff", {}).get("pairs", []) for pid in (a, b)}
-    start = league.get("elo", {}).get("start", 1200.0)
-    ids = sorted(played, key=lambda pid: (-float(elo.get(pid, start)), pid))
+    elo = _elo_of(league)
+    ids = sorted(played, key=lambda pid: _by_elo(elo, pid))
     index = {pid: i for i, pid in enumerate(ids)}
     n = len(ids)
     rate: list[list[float | None]] = [[None] * n for _ in range(n)]
@@ -106,6 +104,18 @@ def payoff(league: dict[str, Any]) -> dict[str, Any]:
             rate[j][i] = (losses + 0.5 * draws) / total
     return {"ids": ids, "rate": rate, "games": games,
             "min_games": league.get("payoff", {}).get("min_games", 0)}
+
+
+def _elo_of(league: dict[str, Any]) -> Callable[[str], float]:
+    """A participant's Elo (the league's start rating for one not rated yet)."""
+    ratings = league.get("elo", {}).get("ratings", {})
+    start = float(league.get("elo", {}).get("start", 1200.0))
+    return lambda pid: float(ratings.get(pid, start))
+
+
+def _by_elo(elo: Callable[[str], float], pid: str) -> tuple[float, str]:
+    """The sort key of the ladder's order, shared by the heatmap: best Elo first, then id."""
+    return -elo(pid), pid
 
 
 def lineage(league: dict[str, Any]) -> dict[str, Any]:

@@ -136,7 +136,7 @@ class Driver:
     def _feed(self) -> FeedWatch:
         """The dashboard feed of this run (league state included for league runs)."""
         kind = "single" if self.league is None else "psro" if self.league.psro else "league"
-        state = None if self.league is None else lambda: self.league.call("state_dict")
+        state = None if self.league is None else self.league.feed_state
         return FeedWatch(self.run_dir, kind, state, self._facts)
 
     def _facts(self) -> dict[str, Any]:

@@ -33,6 +33,8 @@ class LeagueWatch:
         self.board = EvalBoard(eval_window)
         self.summary: dict[str, Any] = {}
         self._next_summary = 0.0
+        self._state: dict[str, Any] | None = None
+        self._state_stamp: tuple[Any, ...] | None = None
 
     def poll(self, learner_stats: dict[str, dict[str, Any]]) -> None:
         """Drain the evaluator; refresh the league's summary every few seconds."""
@@ -53,6 +55,16 @@ class LeagueWatch:
         psro = {"psro": self.psro.view()} if self.psro is not None else {}
         return {**self.summary, "eval": self.board.win_rates(), "eval_rows": self.board.rows(),
                 **psro}
+
+    def feed_state(self) -> dict[str, Any]:
+        """The league's state for the dashboard feed, fetched again only when the summary says
+        it changed (matches, population, rejections, snapshots), or always in PSRO runs, whose
+        meta-game moves without matches: a league of 10,000 logged matches is not copied
+        across processes every few seconds to say nothing new."""
+        stamp = None if self.psro is not None else _stamp(self.summary)
+        if self._state is None or stamp is None or stamp != self._state_stamp:
+            self._state, self._state_stamp = self.call("state_dict"), stamp
+        return self._state
 
     def checkpoint(self, run_dir: RunDir, progress: dict[str, Any], run: dict[str, Any]) -> int:
         """One atomic checkpoint of every learner and the league; its step (total updates)."""
@@ -100,3 +112,12 @@ def league_scalars(view: dict[str, Any] | None) -> list[tuple[str, float]]:
     out += [(f"league/eval/{k}", float(v["win_rate"])) for k, v in view.get("eval", {}).items()
             if v.get("win_rate") is not None]
     return out
+
+
+def _stamp(summary: dict[str, Any]) -> tuple[Any, ...] | None:
+    """What changes whenever the league's state does (None before the first summary)."""
+    if not summary:
+        return None
+    players = summary.get("players", {})
+    return (summary.get("matches"), summary.get("population"), summary.get("rejected"),
+            tuple((p, s.get("snapshots"), s.get("resets")) for p, s in sorted(players.items())))
