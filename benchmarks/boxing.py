@@ -25,17 +25,18 @@ import json
 import os
 import re
 import shutil
-import subprocess
 import sys
 import tempfile
 import time
-from collections import deque
 from pathlib import Path
 
 import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+from train_proc import train_lines  # noqa: E402
 EXAMPLE = ROOT / "examples" / "boxing_league.toml"
 ENV_SCRIPT = ROOT / "examples" / "boxing" / "boxing_env.py"
 AGENT_SCRIPT = ROOT / "examples" / "boxing" / "boxing_agent.py"
@@ -71,30 +72,18 @@ def train(minutes: float, root: Path, overrides: list[str]) -> tuple[dict, Path,
     """Run the league example; (its result JSON, its run directory, its start time, its env
     steps/s between the first progress line with steps and the last one)."""
     result_json = root / "result.json"
-    cmd = [sys.executable, "-m", "msagent", "train", str(EXAMPLE),
-           "--set", f"run.stop.time_s={minutes * 60}", "--set", "logging.log_every_s=30",
-           "--set", "logging.tensorboard=false", "--set", f"run.root={json.dumps(str(root))}",
-           "--result-json", str(result_json)]
-    for override in overrides:
-        cmd += ["--set", override]
-    env = {**os.environ, "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0"}
-    start, points, tail = time.time(), [], deque(maxlen=40)
-    with subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                          cwd=ROOT, env=env) as proc:
-        for line in proc.stdout:
-            tail.append(line.rstrip())
-            steps = STEPS.search(line)
-            if steps:
-                now = time.time()
-                if int(steps[1]) > 0:
-                    points.append((now, int(steps[1])))
-                evals = " ".join(f"{o} seat {s}: {float(r):.0%} of {g}"
-                                 for o, s, r, g in EVAL.findall(line))
-                print(f"  {(now - start) / 60:5.1f} min  {int(steps[1]):>9,} steps  "
-                      f"{int(steps[2]):>5} steps/s  {evals}", flush=True)
-    if proc.returncode != 0:
-        raise SystemExit("\n".join(tail) + f"\nmsagent train exited with {proc.returncode} "
-                         f"(run directory under {root})")
+    extra = ("--set", f"run.root={json.dumps(str(root))}", "--result-json", str(result_json))
+    start, points = time.time(), []
+    for _, line in train_lines(EXAMPLE, minutes, overrides, 30.0, extra):
+        steps = STEPS.search(line)
+        if steps:
+            now = time.time()
+            if int(steps[1]) > 0:
+                points.append((now, int(steps[1])))
+            evals = " ".join(f"{o} seat {s}: {float(r):.0%} of {g}"
+                             for o, s, r, g in EVAL.findall(line))
+            print(f"  {(now - start) / 60:5.1f} min  {int(steps[1]):>9,} steps  "
+                  f"{int(steps[2]):>5} steps/s  {evals}", flush=True)
     (run_dir,) = [p for p in root.iterdir() if p.is_dir()]
     steady = ((points[-1][1] - points[0][1]) / (points[-1][0] - points[0][0])
               if len(points) > 1 else float("nan"))

@@ -18,9 +18,7 @@ Run: ``python benchmarks/connect4_league.py [--minutes 30] [--throughput-s 20]``
 from __future__ import annotations
 
 import argparse
-import os
 import re
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -29,6 +27,9 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+from train_proc import train_lines  # noqa: E402
 EXAMPLE = ROOT / "examples" / "connect4_league.toml"
 TARGETS = {"bot:random": 0.99, "bot:lookahead": 0.90}
 EVAL = re.compile(r"eval/(bot:\w+)/seat(\d)=([\d.]+)\((\d+)\)")
@@ -98,25 +99,16 @@ def throughput(seconds: float, snapshots: int = 24, envs: int = 32,
 
 def learn(minutes: float, overrides: list[str], config: Path = EXAMPLE) -> list[dict]:
     """Train the league example; the evaluation figures of each progress line, with time."""
-    cmd = [sys.executable, "-m", "msagent", "train", str(config),
-           "--set", f"run.stop.time_s={minutes * 60}", "--set", "logging.log_every_s=30",
-           "--set", "logging.tensorboard=false"]
-    for override in overrides:
-        cmd += ["--set", override]
-    env = {**os.environ, "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0"}
-    start, curve = time.monotonic(), []
-    with subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                          cwd=ROOT, env=env) as proc:
-        for line in proc.stdout:
-            found = EVAL.findall(line)
-            if not found:
-                continue
-            point = {"minutes": (time.monotonic() - start) / 60,
-                     "steps": int(re.search(r"steps=(\d+)", line).group(1))}
-            for opponent, seat, rate, games in found:
-                point[(opponent, int(seat))] = (float(rate), int(games))
-            curve.append(point)
-            print(_row(point), flush=True)
+    curve = []
+    for at, line in train_lines(config, minutes, overrides):
+        found = EVAL.findall(line)
+        if not found:
+            continue
+        point = {"minutes": at, "steps": int(re.search(r"steps=(\d+)", line).group(1))}
+        for opponent, seat, rate, games in found:
+            point[(opponent, int(seat))] = (float(rate), int(games))
+        curve.append(point)
+        print(_row(point), flush=True)
     return curve
 
 

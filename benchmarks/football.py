@@ -20,9 +20,7 @@ Needs the football venv (``bash scripts/setup_football.sh``). Two modes:
 from __future__ import annotations
 
 import argparse
-import os
 import re
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -31,6 +29,9 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+from train_proc import train_lines  # noqa: E402
 ACADEMY = ROOT / "examples" / "football_academy.toml"
 PROGRESS = re.compile(r"steps=(\d+) steps/s=(\d+) episodes=(\d+) return=(\S+)")
 
@@ -62,27 +63,16 @@ def train_curve(minutes: float, overrides: list[str]) -> tuple[list[dict], dict]
     import tempfile
 
     out = Path(tempfile.mkdtemp(prefix="football_bench_")) / "result.json"
-    cmd = [sys.executable, "-m", "msagent", "train", str(ACADEMY), "--set",
-           f"run.stop.time_s={minutes * 60}", "--set", "logging.log_every_s=15",
-           "--set", "logging.tensorboard=false", "--result-json", str(out)]
-    for override in overrides:
-        cmd += ["--set", override]
-    env = {**os.environ, "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0"}
-    start, curve = time.monotonic(), []
-    with subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                          cwd=ROOT, env=env) as proc:
-        for line in proc.stdout:
-            found = PROGRESS.search(line)
-            if found is None:
-                continue
-            steps, rate, episodes, mean = found.groups()
-            point = {"minutes": (time.monotonic() - start) / 60, "steps": int(steps),
-                     "steps_per_s": int(rate), "episodes": int(episodes),
-                     "score_rate": None if mean == "-" else float(mean)}
-            curve.append(point)
-            print(_row(point), flush=True)
-    if proc.returncode != 0 or not out.is_file():
-        raise SystemExit(f"msagent train failed with exit code {proc.returncode}")
+    curve = []
+    for at, line in train_lines(ACADEMY, minutes, overrides, 15.0, ("--result-json", str(out))):
+        found = PROGRESS.search(line)
+        if found is None:
+            continue
+        steps, rate, episodes, mean = found.groups()
+        point = {"minutes": at, "steps": int(steps), "steps_per_s": int(rate),
+                 "episodes": int(episodes), "score_rate": None if mean == "-" else float(mean)}
+        curve.append(point)
+        print(_row(point), flush=True)
     return curve, json.loads(out.read_text())
 
 
