@@ -20,11 +20,13 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from psro_openspiel import Point, run_openspiel_psro  # noqa: E402
+if TYPE_CHECKING:  # OpenSpiel's psro_v2 needs cvxpy, which the RL oracle's runs do not
+    from psro_openspiel import Point
 
 from msagent.psro.exact_oracle import (ExactEvaluator, ExactOracle,  # noqa: E402
                                        TabularMembers, mixture_nash_conv)
@@ -52,6 +54,8 @@ def run_msagent_psro(game: str, iterations: int, time_limit_s: float,
 
 def _point(record) -> Point:
     """A curve point from an iteration record."""
+    from psro_openspiel import Point
+
     return Point(record.iteration, record.wall_s, float(record.nash_conv))
 
 
@@ -79,9 +83,14 @@ def main() -> None:
                         help="--oracle rl: the seeds (the median is reported)")
     parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                         help="--oracle rl: extra config overrides")
+    parser.add_argument("--parallel", action="store_true",
+                        help="--oracle rl: run the seeds at once (the budget is in training "
+                             "games, not time: slower runs, same curves)")
     args = parser.parse_args()
-    if args.oracle == "rl":
+    if args.oracle == "rl":  # needs no OpenSpiel meta-solver (cvxpy)
         return rl_main(args)
+    from psro_openspiel import run_openspiel_psro
+
     ours = run_msagent_psro(args.game, args.iterations, args.time_limit, args.target)
     theirs = run_openspiel_psro(args.game, iterations=args.iterations,
                                 time_limit_s=args.time_limit, target=args.target,
@@ -131,8 +140,9 @@ def rl_main(args: argparse.Namespace) -> None:
 
     config, budget, target = RL_RUNS[args.game]
     finals, reached = [], []
-    for seed in args.seeds:
-        curve = run_rl_seed(args.game, seed, args.set)
+    with ThreadPoolExecutor(len(args.seeds) if args.parallel else 1) as pool:
+        curves = list(pool.map(lambda seed: run_rl_seed(args.game, seed, args.set), args.seeds))
+    for curve in curves:
         within = [nc for e, nc in curve if e <= budget]
         finals.append(within[-1] if within else float("nan"))
         reached.append(next((e for e, nc in curve if nc <= target), None))
