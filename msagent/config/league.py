@@ -14,6 +14,8 @@ Example::
     count = 2                       # ids main_exploiter_0, main_exploiter_1
     [league.roles.main]
     self_play = 0.35
+    bots = 0.1                      # games against scripted bots, drawn from bot_opponents
+    bot_opponents = ["greedy"]
     [league.bots]
     random = "bots/random_bot.py"   # kept as written (relative to the TOML's folder)
 
@@ -101,12 +103,17 @@ class MainRoleSection(_RoleSection):
     self_play: float = Field(MainSettings.self_play, ge=0)
     pfsp: float = Field(MainSettings.pfsp, ge=0)
     exploiters: float = Field(MainSettings.exploiters, ge=0)
+    bots: float = Field(MainSettings.bots, ge=0)
+    bot_opponents: list[str] = Field(default_factory=list)
 
     @model_validator(mode="after")
     def _some_weight(self) -> MainRoleSection:
-        """Refuse a mix whose weights are all zero."""
-        if self.self_play + self.pfsp + self.exploiters <= 0:
-            raise ValueError("self_play + pfsp + exploiters must be > 0")
+        """Refuse a mix whose weights are all zero, and bot games without bots to play."""
+        if self.self_play + self.pfsp + self.exploiters + self.bots <= 0:
+            raise ValueError("self_play + pfsp + exploiters + bots must be > 0")
+        if self.bots > 0 and not self.bot_opponents:
+            raise ValueError(f"bots = {self.bots:g} needs bot_opponents, the names of "
+                             "[league.bots] entries to train against")
         return self
 
 
@@ -180,6 +187,10 @@ class LeagueSection(Section):
             raise ValueError(f"duplicate player ids {duplicates} in [[league.players]]")
         if not any(p.role == MAIN for p in self.players):
             raise ValueError("[[league.players]] needs at least one player with role = 'main'")
+        unknown = [b for b in self.roles.main.bot_opponents if b not in self.bots]
+        if unknown:
+            raise ValueError(f"[league.roles.main] bot_opponents {unknown} are not in "
+                             f"[league.bots] (declared: {sorted(self.bots) or 'none'})")
         if self.payoff_decay < 1 and self.min_games >= 1 / (1 - self.payoff_decay):
             raise ValueError(f"min_games = {self.min_games:g} is never reached with payoff_decay = "
                              f"{self.payoff_decay:g} (decayed games stay below "
@@ -208,7 +219,8 @@ class LeagueSection(Section):
         return LeagueSettings(
             players=specs, payoff_decay=self.payoff_decay, min_games=self.min_games,
             elo_k=self.elo_k, match_log_size=self.match_log_size,
-            main=MainSettings(**self.roles.main.model_dump()),
+            main=MainSettings(**{**self.roles.main.model_dump(),
+                                 "bot_opponents": tuple(self.roles.main.bot_opponents)}),
             main_exploiter=MainExploiterSettings(**self.roles.main_exploiter.model_dump()),
             league_exploiter=LeagueExploiterSettings(**self.roles.league_exploiter.model_dump()),
             bots=dict(self.bots), psro=self.psro.coordinator_settings() if self.psro else None,

@@ -129,8 +129,11 @@ class MainRole(Role):
         self, view: LeagueView, player: Player, rng: np.random.Generator
     ) -> PolicyRef:
         """Draw a branch of the mix, then an opponent in it."""
-        mix = np.array([self.settings.self_play, self.settings.pfsp, self.settings.exploiters])
-        branch = int(rng.choice(3, p=mix / mix.sum()))
+        s = self.settings
+        mix = np.array([s.self_play, s.pfsp, s.exploiters, s.bots if s.bot_opponents else 0.0])
+        branch = int(rng.choice(4, p=mix / mix.sum()))
+        if branch == 3:
+            return PolicyRef.bot(s.bot_opponents[int(rng.integers(len(s.bot_opponents)))])
         history = historical_refs(view)
         if branch == 0 or not history:
             return self_play(player.id)

@@ -55,11 +55,17 @@ class MainSettings(SnapshotSettings):
         self_play: Weight of games against its own newest parameters.
         pfsp: Weight of PFSP games against all historical snapshots.
         exploiters: Weight of games against the current exploiters (PFSP when there are none).
+        bots: Weight of games against the scripted bots ``bot_opponents`` (uniformly): a
+            curriculum that punishes blunders a league of equally young networks overlooks
+            (a bot that always takes an immediate win teaches to block).
+        bot_opponents: Names of ``[league.bots]`` entries main agents train against.
     """
 
     self_play: float = 0.35
     pfsp: float = 0.5
     exploiters: float = 0.15
+    bots: float = 0.0
+    bot_opponents: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -44,6 +44,22 @@ def test_lookahead_blocks_a_vertical_and_a_diagonal_threat() -> None:
     assert bot.act_batch([diagonal], [ALL]).tolist() == [3]
 
 
+def test_greedy_bot_wins_when_it_can_but_never_blocks() -> None:
+    bot = load_bot(str(C4 / "greedy_bot.py"))
+    win = board(mine=[(5, 0), (5, 1), (5, 2)], theirs=[(4, 0), (4, 1), (4, 2), (5, 6)])
+    assert bot.act_batch([win], [ALL]).tolist() == [3]
+    threat = board(mine=[(5, 0), (5, 1)], theirs=[(5, 4), (4, 4), (3, 4)])
+    moves = {bot.act_batch([threat], [ALL])[0] for _ in range(60)}
+    assert len(moves) >= 5  # random among the legal columns, not only the block at 4
+
+
+def test_lookahead_beats_the_greedy_bot_in_connect_four() -> None:
+    bots = [load_bot(str(C4 / "lookahead_bot.py")), load_bot(str(C4 / "greedy_bot.py"))]
+    records = play_games(lambda: as_multi_agent(connect_four_v3.env()), bots, 200, seed=0)
+    score = wdl(records, 0)
+    assert score.win_rate >= 0.6, score
+
+
 def test_tictactoe_lookahead_wins_then_blocks() -> None:
     bot = load_bot(str(TTT / "lookahead_bot.py"))
     mask = np.ones(9, dtype=bool)

@@ -88,6 +88,17 @@ def test_main_plays_the_configured_mix_from_both_seats() -> None:
     assert abs(snapshots / 2000 - 0.5) < 0.05
 
 
+def test_main_trains_against_its_bot_opponents_with_their_weight() -> None:
+    main = MainSettings(self_play=0.3, pfsp=0.4, exploiters=0.1, bots=0.2,
+                        bot_opponents=("greedy", "random"))
+    counts, _ = _opponents(started(seed=3, main=main, bots={"greedy": "g.py", "random": "r.py",
+                                                             "lookahead": "l.py"}), "main")
+    assert "bot:lookahead" not in counts  # declared, but not one of main's opponents
+    assert abs((counts["bot:greedy"] + counts["bot:random"]) / 2000 - 0.2) < 0.04
+    assert abs(counts["bot:greedy"] / 2000 - 0.1) < 0.03
+    assert abs(counts["main"] / 2000 - 0.3) < 0.05
+
+
 def test_main_exploiters_share_falls_back_to_pfsp_without_exploiters() -> None:
     league = League(settings(players=settings().players[:1]), seed=1)
     league.add_snapshot("main", ModelKey("main", 0), 0)

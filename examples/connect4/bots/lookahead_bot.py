@@ -18,12 +18,13 @@ def seed(n: int) -> None:
     _rng = np.random.default_rng(n)
 
 
-def act(observation: np.ndarray, action_mask: np.ndarray) -> int:
-    """A winning column, else a column that blocks the opponent's win, else a random one."""
+def act(observation: np.ndarray, action_mask: np.ndarray, block: bool = True) -> int:
+    """A winning column, else (``block``) a column that blocks the opponent's win, else a
+    random one."""
     mine, theirs = observation[:, :, 0] > 0, observation[:, :, 1] > 0
     filled = mine | theirs
     legal = np.flatnonzero(action_mask)
-    for board in (mine, theirs):
+    for board in (mine, theirs) if block else (mine,):
         for col in legal:
             if completes_line(board, landing_row(filled, col), col):
                 return int(col)
