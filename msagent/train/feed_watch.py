@@ -24,7 +24,8 @@ class FeedWatch:
     Args:
         run_dir: The run directory.
         kind: ``"league"``, ``"psro"`` or ``"single"``.
-        league_state: Returns the league's ``state_dict()`` (None for runs without a league).
+        league_state: Returns the league's ``state_dict()`` (None for runs without a league);
+            called with ``True`` for the run's final write, which must not be a cached copy.
         facts: Returns the run's services, replacements and newest checkpoint step.
     """
 
@@ -40,7 +41,7 @@ class FeedWatch:
         now = time.monotonic()
         try:
             if final or now >= self._next_state:
-                self._write_state(snap)
+                self._write_state(snap, final)
                 self._next_state = now + STATE_EVERY_S
             if final or now >= self._next_point:
                 self.feed.append(self._point(snap))
@@ -50,10 +51,10 @@ class FeedWatch:
                 log.exception("could not write the dashboard feed in %s", self.feed.folder)
             self._failed = True
 
-    def _write_state(self, snap: dict[str, Any]) -> None:
+    def _write_state(self, snap: dict[str, Any], final: bool = False) -> None:
         """The state file: progress, facts and (for leagues) the league's state."""
         if self.league_state is not None:
-            self._league = without_rng(self.league_state())
+            self._league = without_rng(self.league_state(final))
         state = {"kind": self.kind, "progress": progress_of(snap), **self.facts()}
         if self._league is not None:
             state["league"] = self._league

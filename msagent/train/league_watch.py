@@ -56,13 +56,14 @@ class LeagueWatch:
         return {**self.summary, "eval": self.board.win_rates(), "eval_rows": self.board.rows(),
                 **psro}
 
-    def feed_state(self) -> dict[str, Any]:
+    def feed_state(self, fresh: bool = False) -> dict[str, Any]:
         """The league's state for the dashboard feed, fetched again only when the summary says
-        it changed (matches, population, rejections, snapshots), or always in PSRO runs, whose
-        meta-game moves without matches: a league of 10,000 logged matches is not copied
-        across processes every few seconds to say nothing new."""
+        it changed (matches, population, rejections, snapshots), when ``fresh`` (the run's
+        last write), or always in PSRO runs, whose meta-game moves without matches: a league
+        of 10,000 logged matches is not copied across processes every few seconds to say
+        nothing new."""
         stamp = None if self.psro is not None else _stamp(self.summary)
-        if self._state is None or stamp is None or stamp != self._state_stamp:
+        if fresh or self._state is None or stamp is None or stamp != self._state_stamp:
             self._state, self._state_stamp = self.call("state_dict"), stamp
         return self._state
 
