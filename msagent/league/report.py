@@ -36,18 +36,25 @@ def _games(table: PayoffTable, pid: str, ids: list[str]) -> float:
     return sum(table.games(pid, other) for other in ids if other != pid)
 
 
-def ladder_text(state: Mapping[str, Any], width: int = 100) -> str:
-    """The Elo ladder (with OpenSkill ordinals and decayed games) as a text table."""
+def ladder_text(state: Mapping[str, Any], width: int = 100, limit: int | None = None) -> str:
+    """The Elo ladder (with OpenSkill ordinals and decayed games) as a text table; ``limit``:
+    only its first rows, and the trainable players wherever they stand."""
     elo, skill, table = Elo(), OpenSkillRating(), _payoff(state)
     elo.load_state_dict(state["elo"])
     skill.load_state_dict(state["openskill"])
     ids = participant_ids(state)
     trainable = {p["id"] for p in state["players"]}
     rows = sorted(ids, key=lambda pid: (-elo.rating(pid), pid))
-    out = Table(title="League ladder (Elo)")
+    ranks = {pid: rank for rank, pid in enumerate(rows, 1)}
+    title = "League ladder (Elo)"
+    if limit is not None and len(rows) > limit:
+        rows = [pid for pid in rows if ranks[pid] <= limit or pid in trainable]
+        title += f": the first {limit} of {len(ids)} and the trainable players"
+    out = Table(title=title)
     for name in ("#", "participant", "kind", "Elo", "OpenSkill", "games"):
         out.add_column(name, justify="left" if name in ("participant", "kind") else "right")
-    for rank, pid in enumerate(rows, 1):
+    for pid in rows:
+        rank = ranks[pid]
         kind = "training" if pid in trainable else "bot" if pid.startswith("bot:") else "snapshot"
         out.add_row(str(rank), pid, kind, f"{elo.rating(pid):.0f}", f"{skill.rating(pid):.2f}",
                     f"{_games(table, pid, ids):.1f}")
@@ -61,14 +68,37 @@ def _render(table: Table, width: int) -> str:
     return console.file.getvalue()  # type: ignore[attr-defined]
 
 
-def save_heatmap(state: Mapping[str, Any], path: str | Path) -> Path:
-    """Write the row-vs-column win-rate heatmap of all participants as a PNG; return its path."""
+HEATMAP_MAX = 48
+"""Most participants a heatmap PNG shows: its side grows with them (0.45 inch each), and a
+league of 700 snapshots drawn in full is a 31,000-pixel square that takes over 20 GB to render.
+``msagent dashboard`` shows every participant."""
+
+
+def heatmap_ids(state: Mapping[str, Any], limit: int = HEATMAP_MAX) -> list[str]:
+    """The participants a heatmap shows: the trainable players and the bots always, then the
+    best-rated snapshots (Elo) up to ``limit`` in all, in ``participant_ids`` order."""
+    ids = participant_ids(state)
+    if len(ids) <= limit:
+        return ids
+    elo = Elo()
+    elo.load_state_dict(state["elo"])
+    trainable = {p["id"] for p in state["players"]}
+    always = [pid for pid in ids if pid in trainable or pid.startswith("bot:")]
+    others = sorted((pid for pid in ids if pid not in always),
+                    key=lambda pid: (-elo.rating(pid), pid))
+    shown = set(always + others[:max(0, limit - len(always))])
+    return [pid for pid in ids if pid in shown]
+
+
+def save_heatmap(state: Mapping[str, Any], path: str | Path, limit: int = HEATMAP_MAX) -> Path:
+    """Write the row-vs-column win-rate heatmap as a PNG (at most ``limit`` participants: the
+    players, the bots and the best-rated snapshots); return its path."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    ids = participant_ids(state)
+    ids, total = heatmap_ids(state, limit), len(participant_ids(state))
     rates = np.ma.masked_invalid(_payoff(state).matrix(ids))
     size = 2.0 + 0.45 * len(ids)
     fig, ax = plt.subplots(figsize=(size + 1.5, size))
@@ -77,7 +107,8 @@ def save_heatmap(state: Mapping[str, Any], path: str | Path) -> Path:
     ax.set_yticks(range(len(ids)), ids)
     ax.set_xlabel("opponent")
     ax.set_ylabel("player")
-    ax.set_title("win rate (row vs column)")
+    shown = "" if len(ids) == total else f"; {len(ids)} of {total}: players, bots, best Elo"
+    ax.set_title(f"win rate (row vs column{shown})")
     fig.colorbar(image, ax=ax)
     fig.tight_layout()
     path = Path(path)

@@ -17,6 +17,9 @@ from msagent.train.wiring import Services
 
 log = logging.getLogger("msagent.train")
 SUMMARY_EVERY_S = 2.0
+LADDER_SHOWN = 30
+"""Ladder rows a run's final report prints (the trainable players always; the dashboard and
+``msagent league RUN_DIR`` show them all)."""
 
 
 class LeagueWatch:
@@ -94,7 +97,7 @@ class LeagueWatch:
 
 def write_report(state: dict[str, Any], run_dir: RunDir | None) -> dict[str, str]:
     """The ladder and lineage as text, and the payoff heatmap's PNG path (in the run dir)."""
-    out = {"ladder": ladder_text(state), "lineage": lineage_text(state)}
+    out = {"ladder": ladder_text(state, limit=LADDER_SHOWN), "lineage": lineage_text(state)}
     if run_dir is not None:
         out["heatmap"] = str(save_heatmap(state, run_dir.path / "payoff_heatmap.png"))
     return out

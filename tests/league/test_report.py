@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 from msagent.league import ladder_text, lineage_text, save_heatmap
+from msagent.league.report import heatmap_ids
 from msagent.vocabulary import ModelKey, PolicyRef
 from tests.league.helpers import play, started
 
@@ -43,3 +44,40 @@ def test_heatmap_is_a_png(tmp_path: Path) -> None:
     path = save_heatmap(_state(), tmp_path / "sub" / "payoff.png")
     assert path.is_file() and path.stat().st_size > 1000
     assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def _crowded(snapshots: int) -> dict:
+    """A saved league whose main agent has ``snapshots`` snapshots, each of which played main
+    once: the newer half won, the older half lost; main also played a bot."""
+    league = started(payoff_decay=1.0, bots={"random": "r.py"})
+    play(league, "main", PolicyRef.bot("random"), +1.0)
+    for version in range(1, snapshots + 1):
+        league.add_snapshot("main", ModelKey("main", version), 10 * version)
+        main_outcome = -1.0 if version > snapshots // 2 else +1.0
+        play(league, "main", PolicyRef.parse(f"main:{version}"), main_outcome)
+    return json.loads(json.dumps(league.state_dict()))
+
+
+def test_a_crowded_heatmap_keeps_players_bots_and_the_best_rated_snapshots(
+        tmp_path: Path) -> None:
+    state = _crowded(80)
+    ids = heatmap_ids(state, limit=20)
+    assert len(ids) == 20 and {"main", "me", "le", "bot:random"} <= set(ids)
+    elo = state["elo"]["ratings"]
+    snaps = [h["ref"] for h in state["historical"]]
+    shown = [elo.get(pid, 1200.0) for pid in snaps if pid in ids]
+    hidden = [elo.get(pid, 1200.0) for pid in snaps if pid not in ids]
+    assert min(shown) >= max(hidden) > 1200.0 > elo["main:1"]  # the best-rated, no loser
+    path = save_heatmap(state, tmp_path / "crowded.png", limit=20)
+    from PIL import Image
+
+    width, height = Image.open(path).size
+    assert width < 2000 and height < 2000  # 86 participants in full would be ~4,100 pixels
+
+
+def test_a_long_ladder_is_cut_but_keeps_the_trainable_players() -> None:
+    state = _crowded(80)
+    text = ladder_text(state, width=120, limit=10)
+    rows = [line.split("│")[2].strip() for line in text.splitlines() if line.startswith("│")]
+    assert "the first 10 of" in text
+    assert {"main", "me", "le"} <= set(rows) and len(rows) <= 13
