@@ -98,6 +98,9 @@ class LearnerSection(_Service):
         checkpoint_every_s: Seconds between run-directory checkpoints (0: never).
         collective_timeout_s: ``num > 1``: how long a learner of a group waits in a collective
             (its peers' gradients, agreements) before it fails naming the group.
+        batch_fragments: Fragments per update (0: one per env slot that feeds the learner, one
+            round of the env workers; in a league, per player). Asynchronous learners only:
+            in sync mode an update is exactly one round.
     """
 
     sync: bool = True
@@ -106,6 +109,16 @@ class LearnerSection(_Service):
     dump_model_every: int = Field(10, ge=0)
     checkpoint_every_s: float = Field(30.0, ge=0)
     collective_timeout_s: float = Field(120.0, gt=0)
+    batch_fragments: int = Field(0, ge=0)
+
+    @model_validator(mode="after")
+    def _batch_needs_async(self) -> LearnerSection:
+        """Refuse a batch size in sync mode, where workers wait for the update a round makes."""
+        if self.sync and self.batch_fragments:
+            raise ValueError(f"batch_fragments = {self.batch_fragments} needs sync = false: a "
+                             "sync learner updates on exactly one round of fragments, and its "
+                             "workers wait for that update")
+        return self
 
 
 class BufferSection(_Service):

@@ -159,9 +159,11 @@ class Learner:
 
     @register(concurrent=True)
     def stats(self) -> dict[str, Any]:
-        """Counters, last losses, the published version and the error (as plain data)."""
+        """Counters, last losses, the published version, the error and the fragments per
+        update (as plain data)."""
         with self._lock:
-            return {**vars(self.c), "error": self.error, "rank": self.rank}
+            return {**vars(self.c), "error": self.error, "rank": self.rank,
+                    "batch_fragments": self._batch}
 
     def _loop(self) -> None:
         """The learner's calling loop (see msagent.vocabulary): fresh fragments are gathered

@@ -44,6 +44,7 @@ def connect_league(cfg: TrainConfig, run: wiring.RunInfo) -> wiring.Services:
     tables = {p: f"{cfg.table_config().name}/{p}" for p in players}
     shares = league.env_shares()
     batches = player_batches(players, sv.env_worker.num, sv.env_worker.num_envs, shares)
+    per_update = {p: sv.learner.batch_fragments or n for p, n in batches.items()}
     seats = _sides(scripts)
     if league.psro is not None and not league.psro.symmetric and seats != PSRO_SEATS:
         raise ConfigError(f"league.psro.symmetric = false makes one best response per seat of "
@@ -59,7 +60,7 @@ def connect_league(cfg: TrainConfig, run: wiring.RunInfo) -> wiring.Services:
     try:
         learners = {p: start(Learner, name=f"Learner-{p}", num=sv.learner.num,
                              resources=wiring._res(sv.learner),
-                             args=(_learner_settings(cfg, run, p, tables[p], batches[p]),))
+                             args=(_learner_settings(cfg, run, p, tables[p], per_update[p]),))
                     for p in players}
         league_handle = start(LeagueService, resources=wiring._res(sv.league),
                               args=(league.to_settings(), cfg.run.seed, seats,
@@ -90,7 +91,8 @@ def connect_league(cfg: TrainConfig, run: wiring.RunInfo) -> wiring.Services:
         wiring.stop_started(started)
         raise
     return wiring.Services(buffer, model_pool, learners, inference, workers, batches,
-                           league_handle, evaluator)
+                           league_handle, evaluator,
+                           fixed_batch=bool(sv.learner.batch_fragments))
 
 
 def league_snapshot_keys(state: dict[str, Any]) -> list[ModelKey]:

@@ -183,7 +183,10 @@ class Supervisor:
             self._resize_batch()
 
     def _resize_batch(self) -> None:
-        """Tell the learner how many fragments one round now has (sync PPO waits for it)."""
+        """Tell the learner how many fragments one round now has (sync PPO waits for it);
+        a configured batch size stays as it is."""
+        if self.services.fixed_batch:
+            return
         live = len(self.services.workers.instance_ids())
         total = max(1, sum(self.services.batches.values())) // max(1, self.s.num_envs)
         try:

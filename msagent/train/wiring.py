@@ -43,6 +43,9 @@ class Services:
     evaluator: ServiceHandle | None = None
     readers: ServiceHandle | None = None
     """Store readers beside env workers (``data.source = "mixed"``)."""
+    fixed_batch: bool = False
+    """``services.learner.batch_fragments`` is set: the learners' batch stays that size when
+    env workers are lost (``batches`` still says what one round of all workers makes)."""
 
     @property
     def learner(self) -> ServiceHandle:
@@ -107,7 +110,7 @@ def connect_services(cfg: TrainConfig, run: RunInfo) -> Services:
         learner = start(Learner, num=sv.learner.num, resources=_res(sv.learner),
                         args=(LearnerSettings(
             scripts=scripts, ppo=cfg.ppo_config(), table=table.name, policy_id=POLICY_ID,
-            batch_fragments=sum(feeds.values()),
+            batch_fragments=sv.learner.batch_fragments or sum(feeds.values()),
             max_policy_lag=sv.learner.max_policy_lag, publish_every=sv.learner.publish_every,
             dump_model_every=sv.learner.dump_model_every, run_dir=run.run_dir,
             resume_step=run.resume_step, **group_settings(cfg, run)),))
@@ -136,7 +139,8 @@ def connect_services(cfg: TrainConfig, run: RunInfo) -> Services:
         raise
     return Services(buffer, model_pool, {POLICY_ID: learner}, inference, workers,
                     {POLICY_ID: sum(feeds.values())},
-                    readers=readers if cfg.data.source == "mixed" else None)
+                    readers=readers if cfg.data.source == "mixed" else None,
+                    fixed_batch=bool(sv.learner.batch_fragments))
 
 
 def fragments_per_round(cfg: TrainConfig) -> dict[str, int]:

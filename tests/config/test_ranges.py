@@ -47,3 +47,9 @@ def test_cli_exits_with_2_before_making_a_run_directory(tmp_path: Path) -> None:
     assert result.exit_code == CONFIG_ERROR_EXIT, result.output
     assert "algorithm.lr (from --set): lr must be > 0, got -1.0" in result.output
     assert not root.exists()
+
+
+def test_a_batch_size_is_refused_in_sync_mode(write_config) -> None:
+    with pytest.raises(ConfigError) as info:
+        load_config(write_config(MINIMAL), ["services.learner.batch_fragments=8"])
+    assert "batch_fragments = 8 needs sync = false" in str(info.value)
