@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Callable
 from types import TracebackType
@@ -12,6 +13,8 @@ from rich.live import Live
 from rich.table import Table
 
 from msagent.telemetry.formatting import line, rows
+
+log = logging.getLogger("msagent.train")
 
 REFRESH_PER_S = 4
 
@@ -82,11 +85,17 @@ class ProgressDisplay:
             self._last_print = now
 
     def _print_line(self, snapshot: dict[str, Any]) -> None:
-        """Write one plain progress line and flush it (pipes buffer otherwise)."""
+        """Write one plain progress line and flush it (pipes buffer otherwise); a closed output
+        (the reading end of a pipe gone, a closed terminal) turns the display off, never the
+        run: training goes on and ``train.log`` keeps its record."""
         file = self._console.file
-        file.write(line(snapshot) + "\n")
-        file.flush()
         self._printed, self._last_print = snapshot, self._clock()
+        try:
+            file.write(line(snapshot) + "\n")
+            file.flush()
+        except (BrokenPipeError, ValueError, OSError) as exc:  # ValueError: a closed file
+            self.enabled = False
+            log.warning("progress output closed (%r); training goes on without it", exc)
 
 
 def _table(snapshot: dict[str, Any] | None) -> Table:

@@ -72,3 +72,20 @@ def test_loss_labels_keep_their_own_prefix() -> None:
     labels = [label for label, _ in rows({"losses": {"losses/policy": 1.0, "kl": 2.0}})]
     assert "losses/policy" in labels and "losses/kl" in labels
     assert not any(label.startswith("loss/losses") for label in labels)
+
+
+class ClosedPipe(io.StringIO):
+    """An output whose reader went away: every write fails as on a broken pipe."""
+
+    def write(self, text: str) -> int:
+        raise BrokenPipeError(32, "Broken pipe")
+
+
+def test_a_closed_output_turns_the_display_off_not_the_run(caplog) -> None:
+    clock = FakeClock()
+    with ProgressDisplay(True, log_every_s=1.0, stream=ClosedPipe(), clock=clock) as progress:
+        progress.update(_snapshot(steps=1000))
+        clock.now += 2.0
+        progress.update(_snapshot(steps=2000))  # no second attempt, no error
+    assert not progress.enabled
+    assert "progress output closed" in caplog.text
