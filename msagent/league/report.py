@@ -6,7 +6,7 @@ Everything here reads the plain state, so a checkpoint's league can be shown wit
 from __future__ import annotations
 
 import io
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -44,7 +44,7 @@ def ladder_text(state: Mapping[str, Any], width: int = 100, limit: int | None = 
     skill.load_state_dict(state["openskill"])
     ids = participant_ids(state)
     trainable = {p["id"] for p in state["players"]}
-    rows = sorted(ids, key=lambda pid: (-elo.rating(pid), pid))
+    rows = _by_elo(elo, ids)
     ranks = {pid: rank for rank, pid in enumerate(rows, 1)}
     title = "League ladder (Elo)"
     if limit is not None and len(rows) > limit:
@@ -74,18 +74,24 @@ league of 700 snapshots drawn in full is a 31,000-pixel square that takes over 2
 ``msagent dashboard`` shows every participant."""
 
 
-def heatmap_ids(state: Mapping[str, Any], limit: int = HEATMAP_MAX) -> list[str]:
+def _by_elo(elo: Elo, ids: Iterable[str]) -> list[str]:
+    """``ids`` best Elo first (ties by id): the ladder's order."""
+    return sorted(ids, key=lambda pid: (-elo.rating(pid), pid))
+
+
+def heatmap_ids(state: Mapping[str, Any], limit: int = HEATMAP_MAX,
+                ids: list[str] | None = None) -> list[str]:
     """The participants a heatmap shows: the trainable players and the bots always, then the
-    best-rated snapshots (Elo) up to ``limit`` in all, in ``participant_ids`` order."""
-    ids = participant_ids(state)
+    best-rated snapshots (Elo) up to ``limit`` in all, in ``participant_ids`` order (``ids``:
+    that list, when the caller has it already)."""
+    ids = participant_ids(state) if ids is None else ids
     if len(ids) <= limit:
         return ids
     elo = Elo()
     elo.load_state_dict(state["elo"])
     trainable = {p["id"] for p in state["players"]}
     always = [pid for pid in ids if pid in trainable or pid.startswith("bot:")]
-    others = sorted((pid for pid in ids if pid not in always),
-                    key=lambda pid: (-elo.rating(pid), pid))
+    others = _by_elo(elo, (pid for pid in ids if pid not in always))
     shown = set(always + others[:max(0, limit - len(always))])
     return [pid for pid in ids if pid in shown]
 
@@ -98,7 +104,8 @@ def save_heatmap(state: Mapping[str, Any], path: str | Path, limit: int = HEATMA
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    ids, total = heatmap_ids(state, limit), len(participant_ids(state))
+    everyone = participant_ids(state)
+    ids, total = heatmap_ids(state, limit, everyone), len(everyone)
     rates = np.ma.masked_invalid(_payoff(state).matrix(ids))
     size = 2.0 + 0.45 * len(ids)
     fig, ax = plt.subplots(figsize=(size + 1.5, size))
