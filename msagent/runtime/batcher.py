@@ -12,6 +12,9 @@ from typing import Any
 
 from msagent.errors import BatchSizeError
 
+Outcome = tuple[bool, Any]
+"""A served call: (True, result) or (False, the exception it raised)."""
+
 
 class _Call:
     """One caller's arguments and, once served, its result or error.
@@ -106,6 +109,26 @@ class Batcher:
                 else:
                     self._leading = False
             self._run(calls)
+
+    def run_now(self, calls: list[tuple[tuple[Any, ...], dict[str, Any]]]) -> list[Outcome]:
+        """Serve calls that a single caller gathered itself (a channel's serving loop): in
+        batches of at most ``batch``, under the same lock as ``submit``'s; one outcome each."""
+        outcomes: list[Outcome | None] = [None] * len(calls)
+        bound: list[tuple[int, _Call]] = []
+        for i, (args, kwargs) in enumerate(calls):
+            try:
+                bound.append((i, _Call(self._bind(args, kwargs))))
+            except TypeError as exc:  # this call's arguments do not fit; the others run
+                outcomes[i] = (False, exc)
+        for start in range(0, len(bound), self._batch):
+            chunk = bound[start:start + self._batch]
+            with self._lock:
+                with self._arrived:
+                    self.batch_sizes[len(chunk)] += 1
+                self._run([call for _, call in chunk])
+            for i, call in chunk:
+                outcomes[i] = (False, call.error) if call.error is not None else (True, call.result)
+        return outcomes  # type: ignore[return-value]
 
     def _run(self, calls: list[_Call]) -> None:
         """Invoke the method once with one list per parameter and hand out the results."""

@@ -1,11 +1,13 @@
 """Direct channels: same-node calls of ``direct`` methods over a Unix socket instead of Ray.
 
+This module holds the caller side and the wire format; ``channel_server`` the instance side.
+
 A Ray actor call costs 2-3 ms of round trip on a small two-core machine (a dozen thread
 hand-offs in Ray's core workers); a request/response over a Unix socket between the same two
 processes costs about 0.25 ms. Methods registered with ``direct=True`` (an inference server's
 ``predict``, asked once per env step) are therefore served, for callers on the instance's own
-node, by a listener thread per connection that calls the instance core exactly as a Ray call
-would: same lock, same batching, same statistics. Callers on other nodes still use Ray.
+node, by a serving loop that calls the instance core as a Ray call would: same lock, same
+batching, same statistics. Callers on other nodes still use Ray.
 
 The socket is in Linux's abstract namespace (no file to clean up) and protected by a random
 key that only travels through Ray; like Ray itself, the channel moves pickles, so the machine
@@ -16,84 +18,32 @@ from __future__ import annotations
 
 import logging
 import pickle
-import secrets
-import sys
 import threading
-import traceback
 from collections.abc import Callable
-from multiprocessing.connection import Client, Connection, Listener
+from multiprocessing.connection import Client, Connection
 from typing import Any
 
 from msagent.errors import SerializationError
 from msagent.runtime.backend import InstanceGone, Route
 
 log = logging.getLogger("msagent.runtime")
-_BROKEN = (EOFError, ConnectionError, OSError)
+BROKEN = (EOFError, ConnectionError, OSError)
 """What a connection raises when the process at its other end is gone."""
 
 
-def serve_channel(core: Any) -> ChannelServer | None:
-    """A channel serving ``core``, or None where there is none (not Linux, or no socket)."""
-    if not sys.platform.startswith("linux"):  # abstract socket names are Linux-only
-        return None
-    try:
-        return ChannelServer(core)
-    except OSError:
-        log.warning("no direct channel for %s; callers use Ray", core.instance_id, exc_info=True)
-        return None
-
-
-class ChannelServer:
-    """The instance side: accepts connections and serves each one in its own thread."""
-
-    def __init__(self, core: Any) -> None:
-        """Listen on a fresh abstract socket with a fresh key; serve ``core``'s methods."""
-        self._core = core
-        self.key = secrets.token_bytes(32)
-        self.address = f"\0msagent-{secrets.token_hex(12)}"
-        self._listener = Listener(self.address, family="AF_UNIX", authkey=self.key)
-        threading.Thread(target=self._accept, name="channel:accept", daemon=True).start()
-
-    def _accept(self) -> None:
-        """Forever: take a connection (a caller thread) and serve it."""
-        while True:
-            try:
-                conn = self._listener.accept()
-            except Exception:  # a bad key or a caller that went away: keep accepting
-                log.debug("channel connection refused", exc_info=True)
-                continue
-            threading.Thread(target=self._serve, args=(conn,), name="channel:serve",
-                             daemon=True).start()
-
-    def _serve(self, conn: Connection) -> None:
-        """Answer calls on one connection until the caller closes it."""
-        while True:
-            try:
-                method, args, kwargs = _recv(conn)
-            except _BROKEN:
-                return
-            try:
-                reply = (True, self._core.invoke(method, args, kwargs))
-            except BaseException as exc:  # the caller re-raises it, as with a Ray call
-                exc.add_note("remote traceback:\n" + traceback.format_exc().rstrip())
-                reply = (False, exc)
-            if not _send(conn, reply, method):
-                return
-
-
-def _send(conn: Connection, reply: tuple[bool, Any], method: str) -> bool:
+def send_reply(conn: Connection, reply: tuple[bool, Any], method: str) -> bool:
     """Send a reply; an unpicklable one becomes a SerializationError. False if the caller left."""
     try:
         _send_obj(conn, reply)
         return True
-    except _BROKEN:
+    except BROKEN:
         return False
     except Exception as exc:  # pickling failed before anything was written
         error = SerializationError(f"cannot send the result of {method!r}: {exc}")
     try:
         _send_obj(conn, (False, error))
         return True
-    except _BROKEN:
+    except BROKEN:
         return False
 
 
@@ -105,7 +55,7 @@ def _send_obj(conn: Connection, obj: Any) -> None:
     conn.send_bytes(pickle.dumps(obj, protocol=pickle.HIGHEST_PROTOCOL))
 
 
-def _recv(conn: Connection) -> Any:
+def recv_message(conn: Connection) -> Any:
     """Receive and unpickle one message of ``_send_obj``."""
     # trusted: a same-node abstract socket whose peer proved the random key that only
     # travels through Ray (the Listener's authkey handshake); as trusted as Ray's own pickles
@@ -130,7 +80,7 @@ class ChannelClients:
             return False, None
         try:
             _send_obj(conn, (method, args, kwargs))
-        except _BROKEN as exc:
+        except BROKEN as exc:
             self._forget(route)
             raise InstanceGone(f"channel to {route.instance_id} broke: {exc!r}") from None
         except Exception as exc:
@@ -141,8 +91,8 @@ class ChannelClients:
     def _receive(self, route: Route, conn: Connection) -> Any:
         """The reply to the call just sent; a closed channel means the instance died."""
         try:
-            ok, value = _recv(conn)
-        except _BROKEN as exc:
+            ok, value = recv_message(conn)
+        except BROKEN as exc:
             self._forget(route)
             raise InstanceGone(f"channel to {route.instance_id} broke: {exc!r}") from None
         if not ok:

@@ -12,7 +12,7 @@ from collections import Counter
 from typing import Any
 
 from msagent.errors import MethodNotRegisteredError
-from msagent.runtime.batcher import Batcher
+from msagent.runtime.batcher import Batcher, Outcome
 from msagent.runtime.spec import RegisterSpec, registered_methods
 
 log = logging.getLogger("msagent.service")
@@ -53,6 +53,30 @@ class InstanceCore:
         finally:
             with self._count_lock:
                 self.inflight -= 1
+
+    def invoke_many(self, name: str,
+                    calls: list[tuple[tuple[Any, ...], dict[str, Any]]]) -> list[Outcome]:
+        """Serve calls of one method gathered by a single serving thread: a batched method's
+        calls run as batches directly (no leader hand-offs), others one by one."""
+        self.spec(name)  # an unknown method fails every call with the same clear error
+        batcher = self._batchers.get(name)
+        if batcher is None:
+            return [self._outcome(name, args, kwargs) for args, kwargs in calls]
+        with self._count_lock:
+            self.calls[name] += len(calls)
+            self.inflight += len(calls)
+        try:
+            return batcher.run_now(calls)
+        finally:
+            with self._count_lock:
+                self.inflight -= len(calls)
+
+    def _outcome(self, name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Outcome:
+        """One call's result or error, as an outcome."""
+        try:
+            return True, self.invoke(name, args, kwargs)
+        except BaseException as exc:  # the caller re-raises it, as with a Ray call
+            return False, exc
 
     def _dispatch(self, name: str, spec: RegisterSpec, args: tuple[Any, ...],
                   kwargs: dict[str, Any]) -> Any:

@@ -64,7 +64,7 @@ class ServiceActorBase:
     def _ms_channel(self) -> dict[str, Any]:
         """This instance's direct channel (started on first ask; None where there is none)
         and its node."""
-        from msagent.runtime.channel import serve_channel
+        from msagent.runtime.channel_server import serve_channel
 
         with _channel_lock:
             if not hasattr(self, "_channel"):

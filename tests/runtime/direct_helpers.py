@@ -39,6 +39,11 @@ class Direct:
         time.sleep(delay_s)
         return os.getpid()
 
+    @register(direct=True, concurrent=True)
+    def slow_concurrent(self, delay_s: float) -> float:
+        time.sleep(delay_s)
+        return delay_s
+
     @register(batch=4, max_wait_ms=100.0, direct=True)
     def predict(self, obs: list[int]) -> list[int]:
         return [o * 10 for o in obs]

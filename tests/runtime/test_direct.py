@@ -45,6 +45,29 @@ def test_direct_batched_calls_from_many_threads_are_gathered(ray_only: str) -> N
     assert max(int(s) for s in sizes) > 1, sizes
 
 
+def test_a_slow_concurrent_direct_call_does_not_hold_up_the_others(ray_only: str) -> None:
+    handle = launch(Direct)
+    Solver().retrieve(handle, "echo", 0)  # the channel is open
+    with ThreadPoolExecutor(1) as pool:
+        slow = pool.submit(Solver().retrieve, handle, "slow_concurrent", 3.0)
+        time.sleep(0.3)
+        start = time.perf_counter()
+        assert [Solver().retrieve(handle, "echo", i) for i in range(5)] == list(range(5))
+        assert time.perf_counter() - start < 2.0  # answered while the slow call still runs
+        assert not slow.done()
+        assert slow.result(timeout=30) == 3.0
+
+
+def test_a_bad_call_in_a_batch_fails_alone(ray_only: str) -> None:
+    handle = launch(Direct)
+    with ThreadPoolExecutor(3) as pool:
+        good = [pool.submit(Solver().retrieve, handle, "predict", i) for i in (1, 2)]
+        bad = pool.submit(Solver().retrieve, handle, "predict", 3, nonsense=True)
+        assert [f.result(timeout=30) for f in good] == [10, 20]
+        with pytest.raises(TypeError, match="nonsense"):
+            bad.result(timeout=30)
+
+
 def test_remote_errors_keep_their_type_and_unpicklable_results_are_named(ray_only: str) -> None:
     handle = launch(Direct)
     with pytest.raises(KeyError, match="boom") as info:
