@@ -60,6 +60,22 @@ def test_lookahead_beats_the_greedy_bot_in_connect_four() -> None:
     assert score.win_rate >= 0.6, score
 
 
+def test_careful_bot_never_gives_a_winning_square_on_top() -> None:
+    bot = load_bot(str(C4 / "careful_bot.py"))
+    # the opponent has three on row 4 (columns 0-2); column 3 is empty, so a piece there lands
+    # on row 5 and gives them (4, 3); every other column is safe, and nobody can win at once
+    trap = board(mine=[(5, 0), (5, 2)], theirs=[(5, 1), (4, 0), (4, 1), (4, 2)])
+    moves = {int(bot.act_batch([trap], [ALL])[0]) for _ in range(80)}
+    assert 3 not in moves and len(moves) >= 4, moves
+
+
+def test_careful_bot_beats_the_lookahead_bot_in_connect_four() -> None:
+    bots = [load_bot(str(C4 / "careful_bot.py")), load_bot(str(C4 / "lookahead_bot.py"))]
+    records = play_games(lambda: as_multi_agent(connect_four_v3.env()), bots, 200, seed=0)
+    score = wdl(records, 0)
+    assert score.win_rate >= 0.6, score
+
+
 def test_tictactoe_lookahead_wins_then_blocks() -> None:
     bot = load_bot(str(TTT / "lookahead_bot.py"))
     mask = np.ones(9, dtype=bool)
