@@ -92,7 +92,9 @@ def train(minutes: float, root: Path, overrides: list[str]) -> tuple[dict, Path,
 
 def curve(run_dir: Path, start: float, games: int, points: int,
           seed: int = 0) -> list[dict]:
-    """Mean return and win rate of up to ``points`` main snapshots against the random bot."""
+    """Mean return and win rate of up to ``points`` main snapshots against the random bot,
+    with the run's own env parameters (``--set env.size=42`` changes the network's shape)."""
+    from msagent.config.loader import load_config
     from msagent.rundir import RunDir
     from msagent.user_scripts import build_policy, game_factory
     from msagent.vocabulary import ModelKey
@@ -100,8 +102,9 @@ def curve(run_dir: Path, start: float, games: int, points: int,
     files = sorted(((int(m[1]), p) for p in (run_dir / "snapshots").iterdir()
                     if (m := SNAPSHOT.fullmatch(p.name))))
     picks = sorted({round(i) for i in np.linspace(0, len(files) - 1, min(points, len(files)))})
-    policy = build_policy(str(ENV_SCRIPT), str(AGENT_SCRIPT), {}, seed)
-    make = game_factory(str(ENV_SCRIPT), {})
+    cfg = load_config(run_dir / "config.toml")
+    policy = build_policy(cfg.scripts.env, cfg.scripts.agent, cfg.env, seed)
+    make = game_factory(cfg.scripts.env, cfg.env)
     snapshots = RunDir(run_dir).snapshots
     out = []
     for i in picks:
@@ -156,7 +159,13 @@ def main() -> None:
                         help="snapshots evaluated (each 8 full games take minutes on 2 cores)")
     parser.add_argument("--set", dest="overrides", action="append", default=[],
                         help="a config override for the training run, as msagent train --set")
+    parser.add_argument("--curve-only", type=Path, default=None, metavar="RUN_DIR",
+                        help="only evaluate the snapshots of an earlier run's directory")
     args = parser.parse_args()
+    if args.curve_only is not None:
+        curve(args.curve_only, (args.curve_only / "config.toml").stat().st_mtime, args.eval_games,
+              args.eval_points)
+        return
     raw = raw_rate(args.raw_s, args.envs)
     print(f"raw emulator rate ({args.envs} games, random actions, both seats, same wrappers): "
           f"{raw:,.0f} env steps/s ({raw * 4:,.0f} frames/s); load average "
