@@ -17,13 +17,11 @@ _spec = importlib.util.spec_from_file_location("_connect4_careful_lookahead",
                                                Path(__file__).with_name("lookahead_bot.py"))
 _lookahead = importlib.util.module_from_spec(_spec)  # a module of its own: its own RNG
 _spec.loader.exec_module(_lookahead)
-_rng = np.random.default_rng(0)
 
 
 def seed(n: int) -> None:
     """Restart the bot's random numbers from seed ``n``."""
-    global _rng
-    _rng = np.random.default_rng(n)
+    _lookahead.seed(n)
 
 
 def act(observation: np.ndarray, action_mask: np.ndarray) -> int:
@@ -36,7 +34,7 @@ def act(observation: np.ndarray, action_mask: np.ndarray) -> int:
             if _lookahead.completes_line(board, _lookahead.landing_row(filled, col), col):
                 return int(col)
     safe = [col for col in legal if not gives_win_above(theirs, filled, int(col))]
-    return int(_rng.choice(safe or legal))
+    return int(_lookahead._rng.choice(safe or legal))  # its own module's RNG
 
 
 def gives_win_above(theirs: np.ndarray, filled: np.ndarray, col: int) -> bool:
