@@ -97,9 +97,17 @@ class ChannelServer:
             try:
                 requests.append(_Request(conn, *recv_message(conn)))
             except BROKEN:
-                self._conns.remove(conn)
-                conn.close()
+                self._drop(conn)
+            except Exception:  # a malformed message ends its own connection, not the loop
+                log.warning("dropping a channel connection that sent a malformed message",
+                            exc_info=True)
+                self._drop(conn)
         return requests
+
+    def _drop(self, conn: Connection) -> None:
+        """Stop serving a connection and close it."""
+        self._conns.remove(conn)
+        conn.close()
 
     def _adopt(self) -> None:
         """Take the connections accepted since the last wake-up into the loop."""

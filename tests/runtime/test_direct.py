@@ -7,6 +7,7 @@ import signal
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
+from multiprocessing.connection import Client
 
 import pytest
 
@@ -66,6 +67,19 @@ def test_a_bad_call_in_a_batch_fails_alone(ray_only: str) -> None:
         assert [f.result(timeout=30) for f in good] == [10, 20]
         with pytest.raises(TypeError, match="nonsense"):
             bad.result(timeout=30)
+
+
+def test_a_malformed_message_ends_only_its_own_connection(ray_only: str) -> None:
+    handle = launch(Direct)
+    assert Solver().retrieve(handle, "echo", 1) == 1
+    (route,) = router_for(handle)._routes
+    address, key = route.channel
+    rogue = Client(address, family="AF_UNIX", authkey=key)
+    rogue.send_bytes(b"not a pickle")
+    assert rogue.poll(10.0)  # readable: the server closed it (EOF) rather than hanging
+    with pytest.raises((EOFError, ConnectionError, OSError)):
+        rogue.recv_bytes()  # the server closed it
+    assert [Solver().retrieve(handle, "echo", i) for i in range(3)] == [0, 1, 2]
 
 
 def test_remote_errors_keep_their_type_and_unpicklable_results_are_named(ray_only: str) -> None:
