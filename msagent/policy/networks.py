@@ -1,7 +1,9 @@
 """Neural network building blocks and the actor-critic module that a Policy wraps.
 
-Actor and critic share no parameters, so the policy loss never moves the value function and the
-value loss never moves the policy (tested in ``tests/policy/test_policy.py``).
+By default actor and critic share no parameters, so the policy loss never moves the value function
+and the value loss never moves the policy (tested in ``tests/policy/test_policy.py``).
+``NetworkConfig(shared=True)`` gives image policies one CNN under both heads instead
+(:class:`SharedActorCritic`), as the Atari PPO baselines build them.
 """
 
 from __future__ import annotations
@@ -33,6 +35,9 @@ class NetworkConfig:
             planes, where an MLP is far cheaper on a CPU than the CNN).
         lstm: width of an LSTM core after each tower's encoder (0: no memory). A recurrent
             policy carries ``(h, c)`` per env from step to step; see ``RecurrentActorCritic``.
+        shared: one CNN torso under both the actor and the critic head (image observations,
+            feed-forward only): the value loss shapes the features the policy reads, and acting
+            costs one CNN instead of two.
     """
 
     hidden: tuple[int, ...] = (64, 64)
@@ -41,6 +46,7 @@ class NetworkConfig:
     init_log_std: float = 0.0
     flatten: bool = False
     lstm: int = 0
+    shared: bool = False
 
 
 def activation(name: str) -> type[nn.Module]:
@@ -274,3 +280,39 @@ class FusedInference:
             h = act(torch.addmm(bias, h, weight))
         weight, bias = self._layers[-1]
         return torch.addmm(bias, h, weight)
+
+
+class SharedActorCritic(TwoTowers):
+    """One CNN torso under a linear actor head and a linear critic head (``shared=True``).
+
+    The torso is trained by the policy and the value loss together. ``actor`` and ``critic``
+    are views (torso then head) that are not registered as submodules, so the torso's weights
+    appear once in ``state_dict``.
+    """
+
+    def __init__(
+        self,
+        obs_shape: Sequence[int],
+        out_dim: int,
+        continuous: bool = False,
+        config: NetworkConfig | None = None,
+    ) -> None:
+        """Build the torso and both heads; the actor's head starts near zero."""
+        super().__init__()
+        config = config or NetworkConfig(shared=True)
+        if len(obs_shape) != 3 or config.lstm:
+            raise ConfigError("NetworkConfig(shared=True) needs image observations [H, W, C] "
+                              f"and lstm=0; got shape {tuple(obs_shape)}, lstm={config.lstm}")
+        self.torso = CNN(obs_shape, config.cnn_features)
+        self.actor_head = MLP(config.cnn_features, (), out_dim, config.activation, 0.01)
+        self.critic_head = MLP(config.cnn_features, (), 1, config.activation, 1.0)
+        self.log_std = (
+            nn.Parameter(torch.full((out_dim,), config.init_log_std)) if continuous else None
+        )
+        object.__setattr__(self, "actor", nn.Sequential(self.torso, self.actor_head))
+        object.__setattr__(self, "critic", nn.Sequential(self.torso, self.critic_head))
+
+    def forward(self, obs: Tensor) -> tuple[Tensor, Tensor]:
+        """Actor outputs ``[N, out_dim]`` and values ``[N]`` from one pass of the torso."""
+        features = self.torso(obs)
+        return self.actor_head(features), self.critic_head(features).squeeze(-1)

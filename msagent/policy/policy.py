@@ -17,7 +17,9 @@ from torch import Tensor
 
 from msagent.errors import ConfigError, ScriptError
 from msagent.policy import operators as ops
-from msagent.policy.networks import ActorCritic, FusedInference, NetworkConfig
+from msagent.policy.networks import (
+    ActorCritic, FusedInference, NetworkConfig, SharedActorCritic,
+)
 from msagent.policy.recurrent import RecurrentActorCritic
 from msagent.vocabulary import Weights
 
@@ -146,7 +148,8 @@ class Policy:
     Attributes:
         obs_shape: shape of one observation (batches add a leading axis).
         action_spec: the action space.
-        model: the underlying ``ActorCritic`` module (actor and critic share no parameters).
+        model: the underlying actor-critic module (``ActorCritic`` unless the network is
+            recurrent or ``shared``).
     """
 
     def __init__(
@@ -181,7 +184,8 @@ class Policy:
         self.recurrent = self.network.lstm > 0
         with torch.random.fork_rng(devices=[]):
             torch.manual_seed(self._gen.initial_seed())
-            kind = RecurrentActorCritic if self.recurrent else ActorCritic
+            kind = (SharedActorCritic if self.network.shared  # (it refuses an LSTM)
+                    else RecurrentActorCritic if self.recurrent else ActorCritic)
             self.model = kind(self.obs_shape, action_spec.size, action_spec.continuous,
                               self.network)
         self._fused = FusedInference(self.model)

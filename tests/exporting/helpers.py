@@ -74,14 +74,21 @@ def make_case(name: str) -> Case:
         space = gym.spaces.Box(0, 255, (84, 84, 4), np.uint8)
         policy = Policy(space, ActionSpec.discrete(6), NetworkConfig(cnn_features=64), seed=6)
         return Case(policy, True, "uint8", example_inputs(policy, True, "uint8", 16, 9))
+    if name == "shared_cnn":
+        space = gym.spaces.Box(0, 255, (42, 42, 4), np.uint8)
+        network = NetworkConfig(cnn_features=64, shared=True)
+        policy = Policy(space, ActionSpec.discrete(18), network, seed=7)
+        return Case(policy, False, "uint8", example_inputs(policy, False, "uint8", 16, 9))
     if name == "tictactoe_cnn":
         return tictactoe_case()
     raise KeyError(name)
 
 
-CASES = ("cartpole", "pendulum", "masked_mlp", "flat_planes", "cnn_atari", "tictactoe_cnn")
+CASES = ("cartpole", "pendulum", "masked_mlp", "flat_planes", "cnn_atari", "shared_cnn",
+         "tictactoe_cnn")
 """MLP (CartPole), Box actions (Pendulum), masked MLP, flattened planes, an 84x84x4 uint8
-CNN, and the tic-tac-toe example's small-grid CNN on real boards."""
+CNN, a shared-torso 42x42x4 uint8 CNN, and the tic-tac-toe example's small-grid CNN on real
+boards."""
 
 
 def torch_logp(policy: Policy, obs: np.ndarray, actions: np.ndarray,
