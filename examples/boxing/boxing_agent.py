@@ -9,6 +9,7 @@ from msagent.policy import NetworkConfig, Policy
 
 def make_policy(observation_space, action_space, seed=None) -> Policy:
     """The Nature-DQN CNN (8x8/4, 4x4/2, 3x3/1 convolutions) into 512 ReLU features, as the
-    Atari PPO baselines use; msagent picks it for frames 36 pixels or larger."""
-    network = NetworkConfig(activation="relu", cnn_features=512)
+    Atari PPO baselines use (msagent picks it for frames 36 pixels or larger), shared by the
+    actor and the critic head: one CNN per step instead of two."""
+    network = NetworkConfig(activation="relu", cnn_features=512, shared=True)
     return Policy(observation_space, action_space, network, seed=seed)

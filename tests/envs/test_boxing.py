@@ -128,6 +128,7 @@ def test_the_agent_is_the_nature_cnn_and_acts_on_boxing_frames() -> None:
     assert [(c.kernel_size, c.stride) for c in convs] == [((8, 8), (4, 4)), ((4, 4), (2, 2)),
                                                           ((3, 3), (1, 1))]
     assert convs[0].in_channels == 5
+    assert policy.model.actor[0] is policy.model.critic[0]  # one torso under both heads
     env = boxing_env.make_env()
     turn = env.reset(seed=0)
     out = policy.act(np.stack([turn.obs[0], turn.obs[1]]), None)
