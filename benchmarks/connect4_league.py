@@ -5,8 +5,9 @@ Run: ``python benchmarks/connect4_league.py [--minutes 30] [--throughput-s 20]``
 1. Throughput (in this process, no Ray): one env worker's loop (``MatchCollector`` over 32
    games, one batched act per step) with the main agent's network in every seat (plain
    self-play) and with its opponents drawn from a pool of 24 frozen snapshots served by the
-   worker's LRU policy cache (32 policies) and match queue (each draw played 32 games in a
-   row, seats alternating; the defaults), alternated A/B/A/B; it prints env
+   worker's LRU policy cache (32 policies) and match queue (each draw played as many games in
+   a row as the example's ``games_per_draw``, seats alternating), alternated A/B/A/B, with the
+   example's agent; it prints env
    steps/s of both and the ratio (target: league >= 0.8x self-play).
 2. Learning: ``msagent train examples/connect4_league.toml`` on the embedded Ray for
    ``--minutes``; from its progress lines it prints, against wall time, the main agent's win
@@ -47,7 +48,7 @@ def throughput(seconds: float, snapshots: int = 24, envs: int = 32,
     from msagent.vocabulary import Match, ModelKey, PolicyRef
 
     env, agent = str(ROOT / "examples/connect4/connect4_env.py"), \
-        str(ROOT / "examples/connect4/connect4_agent.py")
+        str(ROOT / "examples/connect4/connect4_cnn_agent.py")
     main = build_policy(env, agent, {}, 0)
     rng = np.random.default_rng(0)
     pool = {ModelKey("main", v): {k: w + rng.normal(0, 0.01, w.shape).astype(w.dtype)
@@ -143,9 +144,12 @@ def main() -> None:
                         help="the league config of the learning run (default: the example)")
     args = parser.parse_args()
     if args.throughput_s > 0:
-        t = throughput(args.throughput_s)
+        from msagent.config.loader import load_config
+
+        repeat = load_config(EXAMPLE).services.env_worker.games_per_draw
+        t = throughput(args.throughput_s, repeat=repeat)
         print(f"throughput, one env worker loop, 32 games: self-play {t['self-play']:,.0f} "
-              f"env steps/s; league (24 frozen snapshots, each draw played 32 times, LRU cache "
+              f"env steps/s; league (24 frozen snapshots, each draw played {repeat} times, LRU cache "
               f"of 32, {t['cache_misses']} "
               f"misses) {t['league']:,.0f} env steps/s = {t['league'] / t['self-play']:.2f}x "
               "(target >= 0.8x)", flush=True)

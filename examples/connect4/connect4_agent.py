@@ -1,4 +1,4 @@
-"""The agent script of the Connect Four league: ``make_policy(obs_space, act_space, seed)``.
+"""An MLP agent for the Connect Four league (``--set scripts.agent=connect4/connect4_agent.py``).
 
 Observations are the (6, 7, 2) board planes PettingZoo gives the seat to act (its own pieces,
 then the opponent's), so one network plays both seats; the legal-move mask comes separately.

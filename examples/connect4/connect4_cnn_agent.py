@@ -1,13 +1,15 @@
-"""A convolutional agent for the Connect Four league (``--set scripts.agent=...`` to use it).
+"""The Connect Four league's agent (``examples/connect4_league.toml``): a small CNN.
 
 Two padded 3x3 convolutions see the (6, 7, 2) board planes, so a pattern (three in a row, a
-threat to block) is recognised wherever it is; costlier per step on a CPU than the MLP.
+threat to block) is recognised wherever it is on the board; one torso feeds the actor and the
+critic head (``shared=True``), which halves its cost on a CPU. ``connect4_agent.py`` is the
+cheaper MLP (``--set scripts.agent=connect4/connect4_agent.py``).
 """
 
 from msagent.policy import NetworkConfig, Policy
 
 
 def make_policy(observation_space, action_space, seed=None) -> Policy:
-    """A small-grid CNN (32 and 64 channels), 128 features, one 128-unit ReLU layer."""
-    network = NetworkConfig(hidden=(128,), activation="relu", cnn_features=128)
+    """A small-grid CNN (32 and 64 channels) into 128 ReLU features under both heads."""
+    network = NetworkConfig(activation="relu", cnn_features=128, shared=True)
     return Policy(observation_space, action_space, network, seed=seed)
