@@ -47,8 +47,10 @@ def throughput(seconds: float, snapshots: int = 24, envs: int = 32,
     from msagent.user_scripts import build_policy, game_factory
     from msagent.vocabulary import Match, ModelKey, PolicyRef
 
-    env, agent = str(ROOT / "examples/connect4/connect4_env.py"), \
-        str(ROOT / "examples/connect4/connect4_cnn_agent.py")
+    from msagent.config.loader import load_config
+
+    scripts = load_config(EXAMPLE).scripts  # the example's own agent and env
+    env, agent = str(scripts.env), str(scripts.agent)
     main = build_policy(env, agent, {}, 0)
     rng = np.random.default_rng(0)
     pool = {ModelKey("main", v): {k: w + rng.normal(0, 0.01, w.shape).astype(w.dtype)
