@@ -2,14 +2,19 @@
 
 Two padded 3x3 convolutions see the (6, 7, 2) board planes, so a pattern (three in a row, a
 threat to block) is recognised wherever it is on the board; one torso feeds the actor and the
-critic head (``shared=True``), which halves its cost on a CPU. ``connect4_agent.py`` is the
-cheaper MLP (``--set scripts.agent=connect4/connect4_agent.py``).
+critic head (``shared=True``), which halves its cost on a CPU. The board looks the same in a
+mirror, so the learner also trains on each position mirrored left to right, with the mirrored
+move (``Symmetry.mirror``). ``connect4_agent.py`` is the cheaper MLP
+(``--set scripts.agent=connect4/connect4_agent.py``).
 """
 
-from msagent.policy import NetworkConfig, Policy
+from msagent.policy import NetworkConfig, Policy, Symmetry
+
+MIRROR = Symmetry.mirror(axis=1, actions=7)
+"""Reverse the board's seven columns (axis 1 of the (6, 7, 2) planes) and the seven moves."""
 
 
 def make_policy(observation_space, action_space, seed=None) -> Policy:
     """A small-grid CNN (32 and 64 channels) into 128 ReLU features under both heads."""
     network = NetworkConfig(activation="relu", cnn_features=128, shared=True)
-    return Policy(observation_space, action_space, network, seed=seed)
+    return Policy(observation_space, action_space, network, seed=seed, symmetries=[MIRROR])

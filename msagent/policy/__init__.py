@@ -14,6 +14,7 @@ from msagent.policy.algorithms import (
 )
 from msagent.policy.networks import CNN, MLP, ActorCritic, LSTMCore, NetworkConfig
 from msagent.policy.policy import ActionSpec, ActOutput, Policy
+from msagent.policy.symmetry import Symmetry
 
 __all__ = [
     "CARTPOLE_FRAGMENT_LEN",
@@ -30,5 +31,6 @@ __all__ = [
     "NetworkConfig",
     "PPOConfig",
     "Policy",
+    "Symmetry",
     "stack_fragments",
 ]

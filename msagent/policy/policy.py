@@ -21,6 +21,7 @@ from msagent.policy.networks import (
     ActorCritic, FusedInference, NetworkConfig, SharedActorCritic,
 )
 from msagent.policy.recurrent import RecurrentActorCritic
+from msagent.policy.symmetry import Symmetry
 from msagent.vocabulary import Weights
 
 
@@ -158,6 +159,7 @@ class Policy:
         action_spec: ActionSpec | Any,
         network: NetworkConfig | None = None,
         seed: int | None = None,
+        symmetries: Sequence[Symmetry] = (),
     ) -> None:
         """Build the networks; ``seed`` fixes both initial weights and action sampling.
 
@@ -166,10 +168,13 @@ class Policy:
             action_spec: an ``ActionSpec`` or a gymnasium ``Discrete``/``Box`` action space.
             network: network sizes (default ``NetworkConfig()``: 64x64 tanh).
             seed: seed of initial weights and of sampling (``None``: nondeterministic).
+            symmetries: transformations under which the game is unchanged; the learner trains
+                on each step once more per symmetry (see :mod:`msagent.policy.symmetry`).
 
         Raises:
             ScriptError: an unsupported observation or action space (see
                 :func:`observation_shape` and :meth:`ActionSpec.from_space`).
+            ConfigError: a symmetry that does not fit the spaces, or one on a recurrent policy.
         """
         if not isinstance(action_spec, ActionSpec):
             action_spec = ActionSpec.from_space(action_spec)
@@ -189,6 +194,21 @@ class Policy:
             self.model = kind(self.obs_shape, action_spec.size, action_spec.continuous,
                               self.network)
         self._fused = FusedInference(self.model)
+        self.symmetries = self._checked(tuple(symmetries))
+
+    def _checked(self, symmetries: tuple[Symmetry, ...]) -> tuple[Symmetry, ...]:
+        """The symmetries, each checked against the spaces (a recurrent policy takes none:
+        a mirrored sequence would start from an unmirrored recurrent state)."""
+        if symmetries and self.recurrent:
+            raise ConfigError("symmetries are not supported with a recurrent policy (lstm > 0)")
+        for symmetry in symmetries:
+            symmetry.check(self.raw_obs_shape, self.action_spec.size, self.action_spec.continuous)
+        return symmetries
+
+    @property
+    def raw_obs_shape(self) -> tuple[int, ...]:
+        """The shape of one observation as the env gives it (before any flattening)."""
+        return tuple(self._input_shape or self.obs_shape)
 
     @property
     def state_size(self) -> int:

@@ -25,6 +25,7 @@ from msagent.policy.algorithms.base import (
 )
 from msagent.policy.algorithms.collective import SINGLE, Collective, global_normalize
 from msagent.policy.policy import Policy
+from msagent.policy.symmetry import augment
 from msagent.vocabulary import Columns, Fragment
 
 Batch = dict[str, Tensor]
@@ -121,7 +122,8 @@ class PPO(Algorithm):
         stacked[Columns.ADVANTAGES], stacked[Columns.RETURNS] = advantages, returns
         if self.policy.recurrent:
             return {k: stacked[k] for k in _LOSS_COLUMNS + SEQUENCE_COLUMNS if k in stacked}
-        return {k: stacked[k].flatten(0, 1) for k in _LOSS_COLUMNS if k in stacked}
+        flat = {k: stacked[k].flatten(0, 1) for k in _LOSS_COLUMNS if k in stacked}
+        return augment(flat, self.policy.symmetries, len(self.policy.raw_obs_shape))
 
     def _check_finite(self, stacked: Batch) -> None:
         """Refuse fragments holding NaN or infinite numbers, before anything moves.
