@@ -21,7 +21,7 @@ from msagent.policy.networks import (
     ActorCritic, FusedInference, NetworkConfig, SharedActorCritic,
 )
 from msagent.policy.recurrent import RecurrentActorCritic
-from msagent.policy.symmetry import Symmetry
+from msagent.policy.symmetry import Symmetry, checked_symmetries
 from msagent.vocabulary import Weights
 
 
@@ -194,16 +194,8 @@ class Policy:
             self.model = kind(self.obs_shape, action_spec.size, action_spec.continuous,
                               self.network)
         self._fused = FusedInference(self.model)
-        self.symmetries = self._checked(tuple(symmetries))
-
-    def _checked(self, symmetries: tuple[Symmetry, ...]) -> tuple[Symmetry, ...]:
-        """The symmetries, each checked against the spaces (a recurrent policy takes none:
-        a mirrored sequence would start from an unmirrored recurrent state)."""
-        if symmetries and self.recurrent:
-            raise ConfigError("symmetries are not supported with a recurrent policy (lstm > 0)")
-        for symmetry in symmetries:
-            symmetry.check(self.raw_obs_shape, self.action_spec.size, self.action_spec.continuous)
-        return symmetries
+        self.symmetries = checked_symmetries(symmetries, self.raw_obs_shape, action_spec.size,
+                                             action_spec.continuous, self.recurrent)
 
     @property
     def raw_obs_shape(self) -> tuple[int, ...]:

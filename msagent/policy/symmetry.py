@@ -74,6 +74,19 @@ class Symmetry:
         return out
 
 
+def checked_symmetries(
+    symmetries: Sequence[Symmetry], obs_shape: Sequence[int], action_size: int,
+    continuous: bool, recurrent: bool,
+) -> tuple[Symmetry, ...]:
+    """The symmetries, each checked against a policy's spaces; a recurrent policy takes none
+    (a mirrored sequence would start from an unmirrored recurrent state)."""
+    if symmetries and recurrent:
+        raise ConfigError("symmetries are not supported with a recurrent policy (lstm > 0)")
+    for symmetry in symmetries:
+        symmetry.check(obs_shape, action_size, continuous)
+    return tuple(symmetries)
+
+
 def augment(batch: Batch, symmetries: Sequence[Symmetry], obs_ndim: int) -> Batch:
     """The batch followed by one transformed copy per symmetry (``len(symmetries) + 1`` x rows)."""
     if not symmetries:
