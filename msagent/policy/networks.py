@@ -19,7 +19,9 @@ from msagent.errors import ConfigError, ScriptError
 
 _ACTIVATIONS: dict[str, type[nn.Module]] = {"tanh": nn.Tanh, "relu": nn.ReLU}
 SMALL_IMAGE = 36
-"""Images smaller than this on a side use the small-grid CNN instead of the Nature CNN."""
+"""With ``cnn="auto"``, images smaller than this on a side use the grid CNN, larger ones Nature's."""
+CNN_KINDS = ("auto", "nature", "strided", "grid")
+"""Convolution stacks by name (see :func:`conv_layout`)."""
 
 
 @dataclass(frozen=True)
@@ -38,6 +40,10 @@ class NetworkConfig:
         shared: one CNN torso under both the actor and the critic head (image observations,
             feed-forward only): the value loss shapes the features the policy reads, and acting
             costs one CNN instead of two.
+        cnn: the convolutions of image towers: ``"nature"`` (Nature DQN's 8x8/4, 4x4/2, 3x3/1,
+            made for 84x84 frames), ``"strided"`` (four 3x3/2 convolutions of 32 channels, the
+            A3C stack made for 42x42 frames), ``"grid"`` (two padded 3x3/1 convolutions, for
+            board planes), or ``"auto"``: grid below 36 pixels a side, else Nature.
     """
 
     hidden: tuple[int, ...] = (64, 64)
@@ -47,6 +53,12 @@ class NetworkConfig:
     flatten: bool = False
     lstm: int = 0
     shared: bool = False
+    cnn: str = "auto"
+
+    def __post_init__(self) -> None:
+        """Refuse an unknown convolution stack by name."""
+        if self.cnn not in CNN_KINDS:
+            raise ConfigError(f"unknown cnn {self.cnn!r}; choose from {list(CNN_KINDS)}")
 
 
 def activation(name: str) -> type[nn.Module]:
@@ -88,14 +100,25 @@ class MLP(nn.Sequential):
         return [m for m in self if isinstance(m, nn.Linear)]
 
 
-def _conv_stack(channels: int, height: int) -> nn.Sequential:
-    """Nature-DQN convolutions for large frames, two padded 3x3 convolutions for small grids."""
-    if height >= SMALL_IMAGE:
-        convs = [(channels, 32, 8, 4, 0), (32, 64, 4, 2, 0), (64, 64, 3, 1, 0)]
-    else:
-        convs = [(channels, 32, 3, 1, 1), (32, 64, 3, 1, 1)]
+def conv_layout(kind: str, channels: int, height: int) -> list[tuple[int, int, int, int, int]]:
+    """The ``(in, out, kernel, stride, padding)`` of each convolution of a named stack.
+
+    Nature's stack on 42x42 frames ends on a 1x1 map of 64 numbers, too narrow a summary of a
+    screen; ``strided`` keeps a 3x3 map of 32 channels there at about twice the cost.
+    """
+    if kind == "auto":
+        kind = "nature" if height >= SMALL_IMAGE else "grid"
+    if kind == "nature":
+        return [(channels, 32, 8, 4, 0), (32, 64, 4, 2, 0), (64, 64, 3, 1, 0)]
+    if kind == "strided":
+        return [(channels, 32, 3, 2, 1)] + [(32, 32, 3, 2, 1)] * 3
+    return [(channels, 32, 3, 1, 1), (32, 64, 3, 1, 1)]
+
+
+def _conv_stack(kind: str, channels: int, height: int) -> nn.Sequential:
+    """ReLU convolutions of the named layout, flattened."""
     layers: list[nn.Module] = []
-    for c_in, c_out, kernel, stride, pad in convs:
+    for c_in, c_out, kernel, stride, pad in conv_layout(kind, channels, height):
         layers += [init_layer(nn.Conv2d(c_in, c_out, kernel, stride, pad)), nn.ReLU()]
     return nn.Sequential(*layers, nn.Flatten())
 
@@ -106,9 +129,8 @@ class CNN(nn.Module):
     ``uint8`` inputs are scaled to ``[0, 1]``; the output is ``[N, features]`` after a ReLU.
     """
 
-    def __init__(
-        self, obs_shape: Sequence[int], features: int = 256, channels_last: bool = True
-    ) -> None:
+    def __init__(self, obs_shape: Sequence[int], features: int = 256,
+                 channels_last: bool = True, kind: str = "auto") -> None:
         """Build convolutions for ``obs_shape`` and a linear layer sized by a dry run."""
         super().__init__()
         if len(obs_shape) != 3:
@@ -116,7 +138,7 @@ class CNN(nn.Module):
                               f"got {tuple(obs_shape)}")
         self.channels_last = channels_last
         h, _, c = obs_shape if channels_last else (obs_shape[1], obs_shape[2], obs_shape[0])
-        self.convs = _conv_stack(c, h)
+        self.convs = _conv_stack(kind, c, h)
         with torch.no_grad():
             flat = self.convs(self._to_nchw(torch.zeros(1, *obs_shape))).shape[1]
         self.out = nn.Sequential(init_layer(nn.Linear(flat, features)), nn.ReLU())
@@ -170,7 +192,7 @@ def _tower(obs_shape: Sequence[int], out_dim: int, config: NetworkConfig, gain: 
     """One independent network from observations to ``out_dim`` outputs (MLP or CNN + MLP)."""
     if len(obs_shape) == 1:
         return MLP(obs_shape[0], config.hidden, out_dim, config.activation, gain)
-    cnn = CNN(obs_shape, config.cnn_features)
+    cnn = CNN(obs_shape, config.cnn_features, kind=config.cnn)
     return nn.Sequential(cnn, MLP(config.cnn_features, (), out_dim, config.activation, gain))
 
 
@@ -303,7 +325,7 @@ class SharedActorCritic(TwoTowers):
         if len(obs_shape) != 3 or config.lstm:
             raise ConfigError("NetworkConfig(shared=True) needs image observations [H, W, C] "
                               f"and lstm=0; got shape {tuple(obs_shape)}, lstm={config.lstm}")
-        self.torso = CNN(obs_shape, config.cnn_features)
+        self.torso = CNN(obs_shape, config.cnn_features, kind=config.cnn)
         self.actor_head = MLP(config.cnn_features, (), out_dim, config.activation, 0.01)
         self.critic_head = MLP(config.cnn_features, (), 1, config.activation, 1.0)
         self.log_std = (

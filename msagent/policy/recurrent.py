@@ -25,7 +25,7 @@ State = tuple[Tensor, Tensor]
 def _encoder(obs_shape: Sequence[int], config: NetworkConfig) -> tuple[nn.Module, int]:
     """The feature encoder before the LSTM, and its output width."""
     if len(obs_shape) == 3:
-        return CNN(obs_shape, config.cnn_features), config.cnn_features
+        return CNN(obs_shape, config.cnn_features, kind=config.cnn), config.cnn_features
     if not config.hidden:
         return nn.Identity(), int(obs_shape[0])
     widths = config.hidden
