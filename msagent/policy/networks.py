@@ -101,7 +101,8 @@ class MLP(nn.Sequential):
 
 
 def conv_layout(kind: str, channels: int, height: int) -> list[tuple[int, int, int, int, int]]:
-    """The ``(in, out, kernel, stride, padding)`` of each convolution of a named stack.
+    """The ``(in, out, kernel, stride, padding)`` of each convolution of a named stack (an
+    unknown name is a ``ConfigError``, also for a ``CNN`` built without a ``NetworkConfig``).
 
     Nature's stack on 42x42 frames ends on a 1x1 map of 64 numbers, too narrow a summary of a
     screen; ``strided`` keeps a 3x3 map of 32 channels there at about twice the cost.
@@ -112,7 +113,9 @@ def conv_layout(kind: str, channels: int, height: int) -> list[tuple[int, int, i
         return [(channels, 32, 8, 4, 0), (32, 64, 4, 2, 0), (64, 64, 3, 1, 0)]
     if kind == "strided":
         return [(channels, 32, 3, 2, 1)] + [(32, 32, 3, 2, 1)] * 3
-    return [(channels, 32, 3, 1, 1), (32, 64, 3, 1, 1)]
+    if kind == "grid":
+        return [(channels, 32, 3, 1, 1), (32, 64, 3, 1, 1)]
+    raise ConfigError(f"unknown cnn {kind!r}; choose from {list(CNN_KINDS)}")
 
 
 def _conv_stack(kind: str, channels: int, height: int) -> nn.Sequential:

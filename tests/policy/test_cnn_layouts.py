@@ -40,3 +40,5 @@ def test_the_output_is_the_feature_width_whatever_the_stack() -> None:
 def test_an_unknown_stack_is_refused_by_name() -> None:
     with pytest.raises(ConfigError, match=r"unknown cnn 'resnet'.*'strided'"):
         NetworkConfig(cnn="resnet")
+    with pytest.raises(ConfigError, match=r"unknown cnn 'resnet'"):
+        CNN((42, 42, 4), 32, kind="resnet")

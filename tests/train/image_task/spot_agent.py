@@ -1,4 +1,4 @@
-"""The spot game's agent: the CNN msagent builds for small frames, one torso under both heads."""
+"""The spot game's agent: the default CNN for 42x42 frames (Nature's), one torso under both heads."""
 
 from msagent.policy import NetworkConfig, Policy
 
