@@ -36,6 +36,9 @@ class PSROSection(Section):
         nash_conv: Stop once NashConv is at most this (0 disables).
         symmetric: One population plays every seat (else one population per seat).
         episodes_per_br: RL oracle: training episodes of each best response.
+        br_init: RL oracle: where each new best response starts: ``initial`` (the first
+            member's parameters: every response from scratch) or ``newest`` (the response just
+            frozen, so each one starts from a player that already knows the game).
         games_per_entry: Sampled meta-game entries: games per entry (the exact oracle
             computes entries by tree traversal and plays none).
         checkpoint_every: Iterations between checkpoints (one is also written at the end).
@@ -48,6 +51,7 @@ class PSROSection(Section):
     nash_conv: float = Field(0.0, ge=0)
     symmetric: bool = False
     episodes_per_br: int = Field(20_000, ge=1)
+    br_init: Literal["initial", "newest"] = "initial"
     games_per_entry: int = Field(200, ge=1)
     checkpoint_every: int = Field(5, ge=1)
 
@@ -57,7 +61,7 @@ class PSROSection(Section):
 
         return PSROSettings(self.solver, tuple(sorted(self.solver_params.items())),
                             self.iterations, self.episodes_per_br, self.games_per_entry,
-                            self.symmetric)
+                            self.symmetric, self.br_init)
 
     @field_validator("solver")
     @classmethod

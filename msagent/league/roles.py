@@ -227,10 +227,10 @@ class PSRORole(Role):
     def reset_target(
         self, view: LeagueView, player: Player, rng: np.random.Generator
     ) -> PolicyRef | None:
-        """Its initial parameters after every snapshot but the first: each best response is
-        trained from scratch (a network that collapsed onto the previous response learns the
-        next one slowly, if at all)."""
-        return player.first_snapshot() if len(player.snapshots) > 1 else None
+        """Its initial parameters after every snapshot but the first (``br_init = "initial"``:
+        each response from scratch), or None (``"newest"``: go on from the one just frozen)."""
+        warm = view.psro is not None and view.psro.settings.br_init == "newest"
+        return player.first_snapshot() if len(player.snapshots) > 1 and not warm else None
 
     def pfsp_distribution(self, view: LeagueView, player: Player) -> dict[str, float]:
         """The meta-strategy it samples opponents from."""

@@ -41,6 +41,8 @@ class PSROSettings:
         games_per_entry: Evaluation games per meta-game entry.
         symmetric: One population (the player ``br``) for every seat; else one population and
             one best response (``br_<seat>``) per seat.
+        br_init: ``initial``: each best response restarts from the first member's parameters;
+            ``newest``: it goes on from the response just frozen (warm start).
     """
 
     solver: str = "nash"
@@ -49,6 +51,7 @@ class PSROSettings:
     episodes_per_br: int = 20_000
     games_per_entry: int = 200
     symmetric: bool = True
+    br_init: str = "initial"
 
     def make_solver(self) -> MetaSolver:
         """The meta-solver these settings name (a user's script is imported here)."""

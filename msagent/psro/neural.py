@@ -84,6 +84,19 @@ class NetworkTables:
         """NashConv of the mixture."""
         return exact.nash_conv(self.tree, self.mixture(populations, metas))
 
+    def br_gap(self, responses: Sequence[str], populations: Sequence[Sequence[str]],
+               metas: Sequence[np.ndarray]) -> float:
+        """How much an exact best response to the mixture gains over the trained ones, summed
+        over seats (``responses[s]`` plays seat ``s``): 0 for a perfect RL oracle."""
+        mix = self.mixture(populations, metas)
+        gap = 0.0
+        for seat, member in enumerate(responses):
+            profile = list(mix)
+            profile[seat] = self.member(member)[seat]
+            got = exact.expected_returns(self.tree, profile)[seat]
+            gap += exact.best_response(self.tree, mix, seat)[1] - float(got)
+        return gap
+
 
 def exact_tables_possible(game: Any) -> str | None:
     """None when the game allows exact tables (a sequential OpenSpiel game), else why not."""

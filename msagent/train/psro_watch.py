@@ -46,8 +46,18 @@ class PSROWatch:
             if record.nash_conv is None and self.meter is not None:
                 record.nash_conv = self.meter.nash_conv(*self.state.seat_mixture(record))
                 self.call("record_nash_conv", record.iteration, record.nash_conv)
-            self._report(record)
+            self._report(record, self.br_gap(record))
             self.reported = record.iteration
+
+    def br_gap(self, record: IterationRecord) -> float | None:
+        """What exact best responses to the previous mixture gain over the responses the RL
+        oracle trained against it (None for iteration 0 or where not computable)."""
+        if self.meter is None or record.iteration == 0:
+            return None
+        state = self.state
+        newest = [state.population_of(s)[record.sizes[0 if state.symmetric else s] - 1]
+                  for s in range(state.num_players)]
+        return self.meter.br_gap(newest, *state.seat_mixture(state.history[record.iteration - 1]))
 
     def _skip_measured(self) -> None:
         """After a resume: one line for the iterations measured before, not one each."""
@@ -90,14 +100,17 @@ class PSROWatch:
             "eval_games": last.eval_games,
             "curve": [[r.iteration, r.episodes, r.nash_conv] for r in self.state.history]}}
 
-    def _report(self, record: IterationRecord) -> None:
+    def _report(self, record: IterationRecord, gap: float | None) -> None:
         """Progress line, log line and scalars of one iteration."""
         nash = "n/a" if record.nash_conv is None else f"{record.nash_conv:.4f}"
+        gap_text = "" if gap is None else f"  br gap {gap:.4f}"
         print(f"psro iteration {record.iteration:4d}  population "
               f"{'/'.join(map(str, record.sizes))}  "
-              f"NashConv {nash}  br episodes {record.episodes:,}  eval games "
+              f"NashConv {nash}{gap_text}  br episodes {record.episodes:,}  eval games "
               f"{record.eval_games:,}  {record.wall_s:.1f} s", flush=True)
-        log.info("psro iteration %d: NashConv %s", record.iteration, nash)
+        log.info("psro iteration %d: NashConv %s%s", record.iteration, nash, gap_text)
         if record.nash_conv is not None:
             self.scalar("psro/nash_conv", record.nash_conv, record.episodes)
+        if gap is not None:
+            self.scalar("psro/br_gap", gap, record.episodes)
         self.scalar("psro/population", float(record.sizes[0]), record.episodes)

@@ -15,11 +15,11 @@ from msagent.vocabulary import EpisodeResult, Match, ModelKey, PolicyRef
 BR = "br"
 
 
-def psro_league(seed: int = 0) -> League:
+def psro_league(seed: int = 0, br_init: str = "initial") -> League:
     """A league whose one player is PSRO's best response."""
     settings = LeagueSettings(players=(PlayerSpec(BR, "psro"),),
                               psro=PSROSettings(episodes_per_br=5, games_per_entry=1,
-                                                iterations=10))
+                                                iterations=10, br_init=br_init))
     return League(settings, seed=seed, clock=lambda: 0.0)
 
 
@@ -54,6 +54,19 @@ def test_first_snapshot_at_once_then_after_the_budget_with_a_reset():
     assert league.on_update(BR, 3).snapshot
     order = snapshot(league, 3)
     assert order.reset_to == PolicyRef.parse("br:1")  # each best response starts afresh
+    assert league.psro.state.populations == [["br:1", "br:3"]]
+
+
+def test_warm_started_best_responses_go_on_from_the_newest():
+    league = psro_league(br_init="newest")
+    league.on_update(BR, 0)
+    snapshot(league, 1)
+    evaluate(league, lambda seats: [0.0, 0.0])
+    train(league, 5)
+    assert league.on_update(BR, 3).snapshot
+    order = snapshot(league, 3)
+    assert order.reset_to is None  # the next response starts from br:3, the one just frozen
+    assert league.players[BR].parent == "br:3"
     assert league.psro.state.populations == [["br:1", "br:3"]]
 
 

@@ -10,6 +10,7 @@ import pytest
 from msagent.envs.adapters.openspiel import OpenSpielAdapter
 from msagent.envs.collector import Acted
 from msagent.envs.match_games import play_seating
+from msagent.psro import exact
 from msagent.psro.neural import InfostateInputs, NetworkTables, exact_tables_possible
 from msagent.policy import NetworkConfig, Policy
 from msagent.vocabulary import ModelKey, PolicyRef
@@ -57,6 +58,21 @@ def test_tables_are_the_networks_probabilities_on_legal_actions():
     want = nets[REFS[1]].action_probs(inputs.obs[1], tables.tree.legal[1])
     np.testing.assert_allclose(got, want, atol=1e-9)
     assert (got[~tables.tree.legal[1]] == 0).all()
+
+
+def test_br_gap_measures_how_far_a_trained_response_is_from_an_exact_one():
+    game = pyspiel.load_game("leduc_poker")
+    nets = policies(game)
+    weights = {str(r): nets[r].get_weights() for r in REFS}
+    tables = NetworkTables(game, nets[REFS[0]], lambda m: weights[m])
+    pops, metas = [["a:1"], ["a:1"]], [np.ones(1), np.ones(1)]
+    mix = tables.mixture(pops, metas)
+    tables.tables["exact"] = [exact.best_response(tables.tree, mix, s)[0] for s in range(2)]
+    assert abs(tables.br_gap(["exact", "exact"], pops, metas)) < 1e-9
+    # the population's own member as the response: what it leaves on the table is NashConv
+    assert tables.br_gap(["a:1", "a:1"], pops, metas) == pytest.approx(
+        tables.nash_conv(pops, metas), abs=1e-9)
+    assert tables.br_gap(["b:1", "b:1"], pops, metas) > 0.5
 
 
 def test_which_games_allow_exact_tables():
