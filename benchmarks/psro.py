@@ -124,12 +124,17 @@ def run_rl_seed(game: str, seed: int, extra: list[str]) -> list[tuple[int, float
                "--set", f"run.seed={seed}", "--set", f"run.root={json.dumps(tmp)}",
                "--set", f"league.psro.nash_conv={target}", "--set", "logging.progress=false",
                *[a for kv in extra for a in ("--set", kv)], "--result-json", str(out)]
-        proc = subprocess.run(cmd, capture_output=True, text=True)
-        for line in proc.stdout.splitlines():
-            if line.startswith("psro iteration"):
-                print(f"seed {seed}: {line}", flush=True)
-        if proc.returncode != 0:
-            raise SystemExit(f"seed {seed} failed (rc {proc.returncode}):\n{proc.stderr[-2000:]}")
+        # each iteration's line is printed as it comes (seeds run for tens of minutes)
+        with open(Path(tmp) / "stderr.txt", "w+") as err, subprocess.Popen(
+                cmd, stdout=subprocess.PIPE, stderr=err, text=True) as proc:
+            for line in proc.stdout:
+                if line.startswith("psro iteration"):
+                    print(f"seed {seed}: {line.rstrip()}", flush=True)
+            proc.wait()
+            err.seek(0)
+            if proc.returncode != 0:
+                raise SystemExit(f"seed {seed} failed (rc {proc.returncode}):\n"
+                                 f"{err.read()[-2000:]}")
         curve = json.loads(out.read_text())["psro"]["curve"]
     return [(int(e), float(nc)) for _, e, nc in curve if nc is not None]
 
