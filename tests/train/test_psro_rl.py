@@ -5,6 +5,7 @@ population and meta-game."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import numpy as np
@@ -38,11 +39,14 @@ def psro_state(run_dir: RunDir) -> PSROState:
 
 
 @pytest.mark.slow
-def test_seeded_rl_psro_on_kuhn_lowers_nash_conv(inline_only: str, tmp_path: Path) -> None:
+def test_seeded_rl_psro_on_kuhn_lowers_nash_conv(inline_only: str, tmp_path: Path,
+                                                 capsys) -> None:
     cfg = kuhn_rl(tmp_path, "league.psro.iterations=4", "league.psro.episodes_per_br=8000")
     run_dir = RunDir.create(cfg.run.root, cfg.run.name)
     run_dir.write_config(dump_config(cfg))  # as msagent train does; export reads it
     result = run_training(cfg, run_dir)
+    printed = capsys.readouterr().out
+    gaps = [float(m.group(1)) for m in re.finditer(r"br gap (-?[0-9.]+)", printed)]
     psro = result["psro"]
     curve = [nc for _, _, nc in psro["curve"]]
     assert psro["iterations"] == 4 and result["stop_reason"] == "psro_iterations"
@@ -51,6 +55,9 @@ def test_seeded_rl_psro_on_kuhn_lowers_nash_conv(inline_only: str, tmp_path: Pat
     episodes = [e for _, e, _ in psro["curve"]]
     assert all(b - a >= 8000 for a, b in zip(episodes[:-1], episodes[1:])), episodes
     assert psro["eval_games"] == 0  # Kuhn's entries are exact
+    # the oracle's gap to exact best responses: one per iteration after the first, never
+    # negative, and the first response gains on the initial net (gap below its NashConv)
+    assert len(gaps) == 4 and min(gaps) >= -1e-9 and gaps[0] < curve[0], gaps
     # The exported mixture of networks, measured by OpenSpiel itself.
     path, nash_conv, iteration = export_mixture(run_dir, tmp_path / "mix.json")
     game, tabular = to_openspiel(read_policy(path))
