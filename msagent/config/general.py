@@ -48,6 +48,8 @@ class RunSection(Section):
         mode: ``"local"``: one process, inline backend; ``"ray"``: services as Ray actors.
         address: Ray cluster to join in ``ray`` mode; ``""`` starts an embedded one. Ignored in
             ``local`` mode.
+        torch_threads: torch intra-op threads in each service process (1 suits a small
+            machine where services share the cores; 2 ran Atari's CNN PPO 18 % faster on 2 cores).
         stop: When to stop.
     """
 
@@ -56,6 +58,7 @@ class RunSection(Section):
     seed: int = Field(0, ge=0)
     mode: Literal["local", "ray"] = "ray"
     address: str = ""
+    torch_threads: int = Field(1, ge=1, le=256)
     stop: StopSection = Field(default_factory=StopSection)
 
     @field_validator("name")

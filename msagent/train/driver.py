@@ -63,7 +63,7 @@ def _train(cfg: TrainConfig, run_dir: RunDir | None, plan: ResumePlan | None) ->
     run = _run_info(run_dir, plan)
     owns_backend = state.installed() is None
     msagent.init(backend="inline" if cfg.run.mode == "local" else "ray",
-                 address=cfg.run.address or None,
+                 address=cfg.run.address or None, torch_threads=cfg.run.torch_threads,
                  log_file=str(run_dir.log_path) if run_dir else None)
     log.info("%s run %s (generation %d)", "resuming" if plan else "starting", run.run_id,
              run.generation)
