@@ -1,0 +1,175 @@
+"""How good one RL best response is: PPO against a fixed PSRO mixture, measured exactly.
+
+Run: ``python benchmarks/psro_oracle.py [--iteration 35] [--games 50000] [--set KEY=VALUE]``.
+
+PSRO with the RL oracle stalls where its best responses stop being better than what the
+population holds (``br gap`` in the RL PSRO runs). This isolates that oracle from the loop:
+
+1. PSRO with exact best responses runs on the game (Leduc poker by default, symmetric, Nash
+   meta-solver) to ``--iteration``; its meta-strategy mixture, one table per seat, is the
+   fixed opponent (about as exploitable as the RL runs' late mixtures at the default).
+2. The mixture becomes a scripted bot (a lookup from the observation the env workers see to
+   the mixture's action probabilities), and ``msagent train`` trains one player against it
+   with the PSRO example's settings (``examples/<game>_psro_rl.toml``, ``--set`` to change
+   them), for about ``--games`` games, as one best response of an RL PSRO run is trained.
+3. The trained network, turned into a table over information states, is measured exactly:
+   what it wins against the mixture in each seat, what an exact best response wins, and the
+   gap summed over seats (the ``br gap`` of an RL PSRO iteration; 0 is a perfect oracle).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import tempfile
+import textwrap
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+from msagent.psro import exact  # noqa: E402
+from msagent.psro.exact_oracle import (ExactEvaluator, ExactOracle,  # noqa: E402
+                                       TabularMembers, mixture_nash_conv)
+from msagent.psro.loop import PSRO  # noqa: E402
+from msagent.psro.meta_solvers import make_solver  # noqa: E402
+from train_proc import train_lines  # noqa: E402
+
+BOT = textwrap.dedent('''\
+    """A fixed PSRO mixture as a bot: the observation's bytes -> action probabilities."""
+    from pathlib import Path
+
+    import numpy as np
+
+    _data = np.load(Path(__file__).with_name("mixture.npz"))
+    _table = {o.tobytes(): p for o, p in zip(_data["obs"], _data["probs"])}
+    _rng = np.random.default_rng(0)
+
+
+    def seed(n):
+        global _rng
+        _rng = np.random.default_rng(n)
+
+
+    def act(observation, action_mask):
+        probs = _table[np.asarray(observation, dtype=np.float32).tobytes()]
+        return int(_rng.choice(len(probs), p=probs))
+    ''')
+
+
+def exact_mixture(game: str, iteration: int) -> tuple[object, list[np.ndarray], float]:
+    """The game's tree, the exact-oracle PSRO mixture after ``iteration`` iterations (one
+    table per seat), and its NashConv."""
+    from msagent.psro.game_tree import build_tree
+
+    tree = build_tree(game)
+    members = TabularMembers(tree)
+    psro = PSRO(ExactOracle(members), ExactEvaluator(members), make_solver("nash"),
+                mixture_nash_conv(members))
+    state = psro.start(tree.num_players, symmetric=True)
+    while state.iteration < iteration:
+        psro.step(state)
+    return tree, members.mixture_profile(state), float(state.history[-1].nash_conv)
+
+
+def write_bot(folder: Path, game: str, tree, profile: list[np.ndarray]) -> Path:
+    """The mixture as a bot script (and its table) in ``folder``; the script's path."""
+    import pyspiel
+
+    from msagent.psro.neural import InfostateInputs
+
+    inputs = InfostateInputs(pyspiel.load_game(game), tree)
+    obs = np.concatenate([np.asarray(o, dtype=np.float32) for o in inputs.obs])
+    probs = np.concatenate(profile)
+    np.savez(folder / "mixture.npz", obs=obs, probs=probs / probs.sum(axis=1, keepdims=True))
+    (folder / "mixture_bot.py").write_text(BOT)
+    return folder / "mixture_bot.py"
+
+
+def bot_config(example: Path, bot: Path, folder: Path) -> Path:
+    """The PSRO example without PSRO: one player whose every game is against the bot."""
+    import tomllib
+
+    from msagent.config.toml_writer import dumps
+
+    data = tomllib.loads(example.read_text())
+    for key in ("env", "agent"):
+        data["scripts"][key] = str(example.parent / data["scripts"][key])
+    data["league"] = {"players": [{"id": "main", "role": "main"}], "bots": {"mix": str(bot)},
+                      "roles": {"main": {"self_play": 0.0, "pfsp": 0.0, "exploiters": 0.0,
+                                         "bots": 1.0, "bot_opponents": ["mix"]}}}
+    data["services"]["evaluator"] = {"num": 0}
+    path = folder / "oracle.toml"
+    path.write_text(dumps(data))
+    return path
+
+
+def train_against(config: Path, root: Path, games: int, steps_per_game: float,
+                  overrides: list[str]) -> tuple[Path, dict]:
+    """Train the player for about ``games`` games; its run directory and result."""
+    root.mkdir(parents=True, exist_ok=True)
+    result = root / "result.json"
+    stop = [f"run.root={json.dumps(str(root))}",
+            f"run.stop.env_steps={int(games * steps_per_game)}"]
+    for minutes, line in train_lines(config, 60.0, [*stop, *overrides], 10.0,
+                                     ("--result-json", str(result))):
+        if "steps=" in line:
+            print(f"  {minutes:5.1f} min  {line.strip()[:110]}", flush=True)
+    (run_dir,) = [p for p in root.iterdir() if p.is_dir()]
+    return run_dir, json.loads(result.read_text())
+
+
+def measure(tree, profile: list[np.ndarray], run_dir: Path, game: str) -> list[tuple]:
+    """Per seat: (the trained player's value against the mixture, an exact best response's)."""
+    import pyspiel
+
+    from msagent.exporting.run_export import load_run_policy
+    from msagent.psro.neural import InfostateInputs
+
+    policy, _, _ = load_run_policy(run_dir, "main")
+    inputs = InfostateInputs(pyspiel.load_game(game), tree)
+    rows = []
+    for seat in range(tree.num_players):
+        trial = list(profile)
+        trial[seat] = inputs.table(policy, seat)
+        got = float(exact.expected_returns(tree, trial)[seat])
+        rows.append((got, float(exact.best_response(tree, profile, seat)[1])))
+    return rows
+
+
+def main() -> None:
+    """Build the mixture, train against it, print the exact gap."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--game", default="leduc_poker")
+    parser.add_argument("--iteration", type=int, default=35)
+    parser.add_argument("--games", type=int, default=50_000)
+    parser.add_argument("--steps-per-game", type=float, default=4.5,
+                        help="env steps per game (to turn --games into the env-step stop)")
+    parser.add_argument("--set", dest="overrides", action="append", default=[])
+    args = parser.parse_args()
+    tree, profile, conv = exact_mixture(args.game, args.iteration)
+    print(f"opponent: exact PSRO's mixture after {args.iteration} iterations, "
+          f"NashConv {conv:.3f}", flush=True)
+    config = ROOT / "examples" / f"{args.game.split('_')[0]}_psro_rl.toml"
+    with tempfile.TemporaryDirectory(prefix="psro_oracle_") as tmp:
+        bot = write_bot(Path(tmp), args.game, tree, profile)
+        start = time.time()
+        run_dir, result = train_against(bot_config(config, bot, Path(tmp)), Path(tmp) / "runs",
+                                        args.games,
+                                        args.steps_per_game, args.overrides)
+        rows = measure(tree, profile, run_dir, args.game)
+    print(f"trained {result.get('episodes', 0):,} games, {result.get('updates', 0)} updates "
+          f"in {time.time() - start:.0f} s ({' '.join(args.overrides) or 'example settings'})")
+    for seat, (got, best) in enumerate(rows):
+        print(f"  seat {seat}: trained {got:+.3f}  exact best response {best:+.3f}  "
+              f"gap {best - got:.3f}")
+    print(f"br gap (summed over seats): {sum(b - g for g, b in rows):.3f}")
+
+
+if __name__ == "__main__":
+    main()
