@@ -77,13 +77,17 @@ def exact_mixture(game: str, iteration: int) -> tuple[object, list[np.ndarray], 
     return tree, members.mixture_profile(state), float(state.history[-1].nash_conv)
 
 
-def write_bot(folder: Path, game: str, tree, profile: list[np.ndarray]) -> Path:
-    """The mixture as a bot script (and its table) in ``folder``; the script's path."""
+def infostate_inputs(game: str, tree):
+    """What each seat observes at each of its information states (replayed once per run)."""
     import pyspiel
 
     from msagent.psro.neural import InfostateInputs
 
-    inputs = InfostateInputs(pyspiel.load_game(game), tree)
+    return InfostateInputs(pyspiel.load_game(game), tree)
+
+
+def write_bot(folder: Path, inputs, profile: list[np.ndarray]) -> Path:
+    """The mixture as a bot script (and its table) in ``folder``; the script's path."""
     obs = np.concatenate([np.asarray(o, dtype=np.float32) for o in inputs.obs])
     probs = np.concatenate(profile)
     np.savez(folder / "mixture.npz", obs=obs, probs=probs / probs.sum(axis=1, keepdims=True))
@@ -124,15 +128,11 @@ def train_against(config: Path, root: Path, games: int, steps_per_game: float,
     return run_dir, json.loads(result.read_text())
 
 
-def measure(tree, profile: list[np.ndarray], run_dir: Path, game: str) -> list[tuple]:
+def measure(tree, inputs, profile: list[np.ndarray], run_dir: Path) -> list[tuple]:
     """Per seat: (the trained player's value against the mixture, an exact best response's)."""
-    import pyspiel
-
     from msagent.exporting.run_export import load_run_policy
-    from msagent.psro.neural import InfostateInputs
 
     policy, _, _ = load_run_policy(run_dir, "main")
-    inputs = InfostateInputs(pyspiel.load_game(game), tree)
     rows = []
     for seat in range(tree.num_players):
         trial = list(profile)
@@ -156,13 +156,14 @@ def main() -> None:
     print(f"opponent: exact PSRO's mixture after {args.iteration} iterations, "
           f"NashConv {conv:.3f}", flush=True)
     config = ROOT / "examples" / f"{args.game.split('_')[0]}_psro_rl.toml"
+    inputs = infostate_inputs(args.game, tree)
     with tempfile.TemporaryDirectory(prefix="psro_oracle_") as tmp:
-        bot = write_bot(Path(tmp), args.game, tree, profile)
+        folder = Path(tmp)
+        bot = write_bot(folder, inputs, profile)
         start = time.time()
-        run_dir, result = train_against(bot_config(config, bot, Path(tmp)), Path(tmp) / "runs",
-                                        args.games,
-                                        args.steps_per_game, args.overrides)
-        rows = measure(tree, profile, run_dir, args.game)
+        run_dir, result = train_against(bot_config(config, bot, folder), folder / "runs",
+                                        args.games, args.steps_per_game, args.overrides)
+        rows = measure(tree, inputs, profile, run_dir)
     print(f"trained {result.get('episodes', 0):,} games, {result.get('updates', 0)} updates "
           f"in {time.time() - start:.0f} s ({' '.join(args.overrides) or 'example settings'})")
     for seat, (got, best) in enumerate(rows):

@@ -32,8 +32,8 @@ def test_the_mixture_bot_plays_each_seats_table_at_every_information_state(
     tree = build_tree("leduc_poker")
     uniform = [exact.uniform_policy(tree, s) for s in range(2)]
     profile = [exact.best_response(tree, uniform, s)[0] for s in range(2)]  # one-hot rows
-    bot = load_script(str(_bench().write_bot(tmp_path, "leduc_poker", tree, profile)))
     inputs = InfostateInputs(pyspiel.load_game("leduc_poker"), tree)
+    bot = load_script(str(_bench().write_bot(tmp_path, inputs, profile)))
     for seat in range(2):
         played = [bot.act(obs, legal) for obs, legal in zip(inputs.obs[seat], tree.legal[seat])]
         assert played == np.argmax(profile[seat], axis=1).tolist()
