@@ -25,6 +25,7 @@ Defaults come from :mod:`msagent.league.settings`, so the table and the dataclas
 from __future__ import annotations
 
 import re
+from typing import Annotated
 
 from pydantic import Field, field_validator, model_validator
 
@@ -52,12 +53,25 @@ class LeaguePlayerSection(Section):
         env_share: Env slots this entry's players get relative to the others (round robin
             over all env slots; 2 gives a player twice the games, and twice the batch, of a
             player with 1).
+        seat_weights: Relative weight of each seat as this entry's players' seat, one per
+            seat of the game (``[1, 2]``: the second seat in two games of three); unset, every
+            seat equally often.
     """
 
     id: str
     role: str = MAIN
     count: int = Field(1, ge=1)
     env_share: int = Field(1, ge=1)
+    seat_weights: list[Annotated[float, Field(ge=0, allow_inf_nan=False)]] | None = None
+
+    @field_validator("seat_weights")
+    @classmethod
+    def _some_weight(cls, value: list[float] | None) -> list[float] | None:
+        """Refuse weights that give no seat at all."""
+        if value is not None and (len(value) < 2 or sum(value) <= 0):
+            raise ValueError(f"seat_weights needs one weight per seat (at least 2), not all "
+                             f"0; got {value}")
+        return value
 
     @field_validator("id")
     @classmethod
@@ -213,7 +227,8 @@ class LeagueSection(Section):
 
     def to_settings(self) -> LeagueSettings:
         """The league's settings dataclasses."""
-        specs = tuple(PlayerSpec(pid, e.role) for e in self.players for pid in e.ids())
+        specs = tuple(PlayerSpec(pid, e.role, tuple(e.seat_weights) if e.seat_weights else None)
+                      for e in self.players for pid in e.ids())
         if self.psro is not None:
             specs = tuple(PlayerSpec(p, PSRO) for p in self.player_ids())
         return LeagueSettings(

@@ -25,7 +25,7 @@ from msagent.league.payoff import PayoffTable
 from msagent.league.players import Historical, Player
 from msagent.league.ratings import Elo, OpenSkillRating
 from msagent.league.roles import Role, make_role
-from msagent.league.settings import PSRO, LeagueSettings
+from msagent.league.settings import PSRO, LeagueSettings, PlayerSpec
 from msagent.vocabulary import BOT, PLAYER, SNAPSHOT, EpisodeResult, Match, ModelKey, PolicyRef
 
 STATE_VERSION = 1
@@ -60,6 +60,8 @@ class League:
         self.clock = clock
         self.rng = np.random.default_rng(seed)
         self.players: dict[str, Player] = {s.id: Player(s.id, s.role) for s in settings.players}
+        self._seat_probs = {s.id: seat_probabilities(s, num_seats) for s in settings.players
+                            if s.seat_weights is not None}
         self.historical: dict[str, Historical] = {}
         self.payoff = PayoffTable(settings.payoff_decay, settings.min_games)
         self.elo = Elo(settings.elo_k)
@@ -92,10 +94,15 @@ class League:
             raise ValueError(f"a match needs at least 2 seats, got {num_seats}")
         player, role = self._player(player_id), self.role_of(player_id)
         fixed = role.fixed_seat(self, player)
-        learner_seat = int(self.rng.integers(num_seats)) if fixed is None else fixed
+        probs = self._seat_probs.get(player_id) if fixed is None else None
+        if probs is not None and len(probs) != num_seats:
+            raise ValueError(f"player {player_id!r} has {len(probs)} seat weights for a "
+                             f"{num_seats}-seat game")
+        learner_seat = fixed if fixed is not None else int(self.rng.choice(num_seats, p=probs))
         seats = tuple(player.ref if i == learner_seat else
                       role.opponent_at(self, player, i, self.rng) for i in range(num_seats))
-        return Match(seats, learner_seat, fixed is not None)
+        # Weighted seats are drawn here; the worker must not even them out by swapping.
+        return Match(seats, learner_seat, fixed is not None or probs is not None)
 
     def report(self, result: EpisodeResult) -> None:
         """Record a finished game in the payoff, the ratings and the match log."""
@@ -226,3 +233,15 @@ class League:
         return {"time": float(self.clock()), "seats": [str(r) for r in match.seats],
                 "learner_seat": match.learner_seat, "outcome": float(result.outcome or 0.0),
                 "length": int(result.length), "version": int(result.policy.version)}
+
+
+def seat_probabilities(spec: PlayerSpec, num_seats: int) -> np.ndarray:
+    """The normalized seat weights of a player, checked against the game's seat count."""
+    weights = np.asarray(spec.seat_weights, dtype=float)
+    if len(weights) != num_seats:
+        raise ValueError(f"player {spec.id!r} has {len(weights)} seat weights for a "
+                         f"{num_seats}-seat game")
+    if (weights < 0).any() or not np.isfinite(weights).all() or weights.sum() <= 0:
+        raise ValueError(f"player {spec.id!r}: seat weights must be finite, >= 0 and not all "
+                         f"0, got {list(spec.seat_weights or ())}")
+    return weights / weights.sum()

@@ -20,10 +20,20 @@ PSRO = "psro"
 
 @dataclass(frozen=True)
 class PlayerSpec:
-    """One trainable player of the league: its policy id and its role."""
+    """One trainable player of the league: its policy id, its role and how often it takes
+    each seat.
+
+    Attributes:
+        id: The policy id.
+        role: One of :data:`ROLE_NAMES` (or :data:`PSRO`).
+        seat_weights: Relative weight of each seat as the player's seat (None: every seat
+            equally often). A seat that is harder to play (the second mover's) can be given
+            more of the player's games.
+    """
 
     id: PolicyId
     role: str = MAIN
+    seat_weights: tuple[float, ...] | None = None
 
 
 @dataclass(frozen=True)

@@ -50,6 +50,7 @@ def connect_league(cfg: TrainConfig, run: wiring.RunInfo) -> wiring.Services:
         raise ConfigError(f"league.psro.symmetric = false makes one best response per seat of "
                           f"a {PSRO_SEATS}-seat game; this game has {seats} seats: set "
                           "symmetric = true")
+    check_seat_weights(league, seats)
     started: list[ServiceHandle] = []
 
     def start(cls: type, **options: Any) -> ServiceHandle:
@@ -161,3 +162,11 @@ def _sides(scripts: Any) -> int:
         return num_sides(game)
     finally:
         game.close()
+
+
+def check_seat_weights(league: Any, seats: int) -> None:
+    """Refuse seat weights that do not match the game's seat count, naming the player."""
+    for entry in league.players:
+        if entry.seat_weights is not None and len(entry.seat_weights) != seats:
+            raise ConfigError(f"league.players {entry.id!r}: seat_weights has "
+                              f"{len(entry.seat_weights)} weights; this game has {seats} seats")

@@ -20,6 +20,7 @@ elo_k = 24
 [[league.players]]
 id = "main"
 role = "main"
+seat_weights = [1, 2]
 [[league.players]]
 id = "main_exploiter"
 role = "main_exploiter"
@@ -53,6 +54,7 @@ def test_the_example_table_maps_onto_settings() -> None:
     assert [(p.id, p.role) for p in settings.players] == [
         ("main", "main"), ("main_exploiter_0", "main_exploiter"),
         ("main_exploiter_1", "main_exploiter"), ("league_exploiter", "league_exploiter")]
+    assert [p.seat_weights for p in settings.players] == [(1.0, 2.0), None, None, None]
     assert (settings.payoff_decay, settings.min_games, settings.elo_k) == (0.98, 12, 24)
     main = settings.main
     assert (main.self_play, main.pfsp, main.exploiters, main.pfsp_weighting) == (
@@ -105,9 +107,22 @@ def test_a_main_agent_is_required() -> None:
     ({"payoff_decay": 0.5}, "(top level)",
      "min_games = 10 is never reached with payoff_decay = 0.5"),
     ({"players": [{"id": "main:3"}]}, "players", "no ':'"),
+    ({"players": [{"id": "m", "seat_weights": [0, 0]}]}, "players", "not all 0"),
+    ({"players": [{"id": "m", "seat_weights": [1, -1]}]}, "players", "greater than or equal to 0"),
+    ({"players": [{"id": "m", "seat_weights": [1]}]}, "players", "one weight per seat"),
     ({"bots": {"bot:x": "x.py"}}, "bots", "no ':'"),
 ])
 def test_bad_values_name_the_key_and_the_rule(data: dict[str, Any], key: str, message: str) -> None:
     text = _errors(data)
     line = next(line for line in text.splitlines() if line.strip().startswith(key + ":"))
     assert message in line
+
+
+def test_seat_weights_for_another_seat_count_are_refused_before_the_run() -> None:
+    from msagent.errors import ConfigError
+    from msagent.train.league_wiring import check_seat_weights
+
+    section = LeagueSection.model_validate(tomllib.loads(EXAMPLE)["league"])
+    check_seat_weights(section, 2)
+    with pytest.raises(ConfigError, match="'main': seat_weights has 2 weights; this game has 3"):
+        check_seat_weights(section, 3)

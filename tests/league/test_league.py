@@ -7,7 +7,7 @@ import json
 import numpy as np
 import pytest
 
-from msagent.league import League
+from msagent.league import League, PlayerSpec
 from msagent.vocabulary import EpisodeResult, Match, ModelKey, PolicyRef
 from tests.league.helpers import play, settings, started
 
@@ -117,3 +117,27 @@ def test_restoring_keeps_players_new_in_the_settings() -> None:
     restored = League.from_state_dict(bigger, league.state_dict())
     assert restored.trainable() == ["main", "me", "le", "me2"]
     assert restored.players["me2"].snapshots == []
+
+
+def test_seat_weights_draw_the_learner_seat_in_proportion_and_pin_it() -> None:
+    players = (PlayerSpec("main", "main", seat_weights=(1.0, 3.0)),
+               PlayerSpec("me", "main_exploiter"))
+    league = League(settings(players=players), seed=3, clock=lambda: 0.0)
+    weighted = [league.next_match("main") for _ in range(4000)]
+    share = np.mean([m.learner_seat == 1 for m in weighted])
+    assert 0.72 < share < 0.78  # 0.75 expected; a uniform seat would give 0.5
+    assert all(m.fixed_seats for m in weighted)  # the worker must not swap them back to even
+    even = [league.next_match("me") for _ in range(400)]
+    assert not any(m.fixed_seats for m in even)
+    assert 0.4 < np.mean([m.learner_seat == 1 for m in even]) < 0.6
+
+
+@pytest.mark.parametrize(("weights", "message"), [
+    ((1.0, 1.0, 1.0), "has 3 seat weights for a 2-seat game"),
+    ((0.0, 0.0), "not all 0"),
+    ((1.0, -1.0), ">= 0"),
+])
+def test_bad_seat_weights_are_refused_naming_the_player(weights: tuple, message: str) -> None:
+    players = (PlayerSpec("main", "main", seat_weights=weights),)
+    with pytest.raises(ValueError, match="'main'.*" + message.replace("(", r"\(")):
+        League(settings(players=players), num_seats=2)
