@@ -106,7 +106,10 @@ class TrainConfig(Section):
 
 
 def _clean(value: Any) -> Any:
-    """Drop None values and empty tables (TOML has no null; an absent key means the default)."""
+    """Drop None values and empty tables (TOML has no null; an absent key means the default),
+    also inside arrays of tables (``[[league.players]]``)."""
+    if isinstance(value, list):
+        return [_clean(v) for v in value]
     if not isinstance(value, dict):
         return value
     kept = {k: _clean(v) for k, v in value.items() if v is not None}

@@ -129,3 +129,14 @@ def test_dump_then_load_gives_an_equal_config(write_config, tmp_path: Path) -> N
     assert again.ppo_config() == cfg.ppo_config() and again.algorithm.model_fields_set == {
         "lr", "target_kl"}
     assert "gamma" not in tomllib.loads(dumped)["algorithm"]  # PPOConfig keeps its defaults
+
+
+def test_dump_then_load_keeps_league_players_with_and_without_optional_keys(write_config) -> None:
+    text = MINIMAL + (
+        '[[league.players]]\nid = "main"\nseat_weights = [1, 2]\n'
+        '[[league.players]]\nid = "me"\nrole = "main_exploiter"\n'
+    )
+    cfg = load_config(write_config(text))
+    again = load_config(write_config(dump_config(cfg), name="sub_dumped.toml"))
+    assert again == cfg
+    assert [p.seat_weights for p in again.league.players] == [[1.0, 2.0], None]
