@@ -160,7 +160,8 @@ class PolicyRef:
 class Match:
     """One game's seating: ``seats[i]`` plays seat ``i``; ``learner_seat`` is the seat of the
     trainable player the match was made for (the only seat whose experience is trained on);
-    ``fixed_seats``: the seating must not be swapped (a player that only plays one seat)."""
+    ``fixed_seats``: the seating must not be swapped (a player that only plays one seat, or
+    whose seat the league drew with seat weights)."""
 
     seats: tuple[PolicyRef, ...]
     learner_seat: int = 0

@@ -94,15 +94,21 @@ class League:
             raise ValueError(f"a match needs at least 2 seats, got {num_seats}")
         player, role = self._player(player_id), self.role_of(player_id)
         fixed = role.fixed_seat(self, player)
-        probs = self._seat_probs.get(player_id) if fixed is None else None
-        if probs is not None and len(probs) != num_seats:
-            raise ValueError(f"player {player_id!r} has {len(probs)} seat weights for a "
-                             f"{num_seats}-seat game")
-        learner_seat = fixed if fixed is not None else int(self.rng.choice(num_seats, p=probs))
+        learner_seat = fixed if fixed is not None else self._draw_seat(player_id, num_seats)
         seats = tuple(player.ref if i == learner_seat else
                       role.opponent_at(self, player, i, self.rng) for i in range(num_seats))
         # Weighted seats are drawn here; the worker must not even them out by swapping.
-        return Match(seats, learner_seat, fixed is not None or probs is not None)
+        return Match(seats, learner_seat, fixed is not None or player_id in self._seat_probs)
+
+    def _draw_seat(self, player_id: str, num_seats: int) -> int:
+        """A learner seat: by the player's seat weights, else uniform (as before weights)."""
+        probs = self._seat_probs.get(player_id)
+        if probs is None:
+            return int(self.rng.integers(num_seats))
+        if len(probs) != num_seats:
+            raise ValueError(f"player {player_id!r} has {len(probs)} seat weights for a "
+                             f"{num_seats}-seat game")
+        return int(self.rng.choice(num_seats, p=probs))
 
     def report(self, result: EpisodeResult) -> None:
         """Record a finished game in the payoff, the ratings and the match log."""

@@ -130,6 +130,8 @@ def test_seat_weights_draw_the_learner_seat_in_proportion_and_pin_it() -> None:
     even = [league.next_match("me") for _ in range(400)]
     assert not any(m.fixed_seats for m in even)
     assert 0.4 < np.mean([m.learner_seat == 1 for m in even]) < 0.6
+    with pytest.raises(ValueError, match="'main' has 2 seat weights for a 3-seat game"):
+        league.next_match("main", num_seats=3)
 
 
 @pytest.mark.parametrize(("weights", "message"), [
