@@ -105,9 +105,7 @@ class League:
         probs = self._seat_probs.get(player_id)
         if probs is None:
             return int(self.rng.integers(num_seats))
-        if len(probs) != num_seats:
-            raise ValueError(f"player {player_id!r} has {len(probs)} seat weights for a "
-                             f"{num_seats}-seat game")
+        _check_seat_count(player_id, len(probs), num_seats)
         return int(self.rng.choice(num_seats, p=probs))
 
     def report(self, result: EpisodeResult) -> None:
@@ -244,10 +242,15 @@ class League:
 def seat_probabilities(spec: PlayerSpec, num_seats: int) -> np.ndarray:
     """The normalized seat weights of a player, checked against the game's seat count."""
     weights = np.asarray(spec.seat_weights, dtype=float)
-    if len(weights) != num_seats:
-        raise ValueError(f"player {spec.id!r} has {len(weights)} seat weights for a "
-                         f"{num_seats}-seat game")
+    _check_seat_count(spec.id, len(weights), num_seats)
     if (weights < 0).any() or not np.isfinite(weights).all() or weights.sum() <= 0:
         raise ValueError(f"player {spec.id!r}: seat weights must be finite, >= 0 and not all "
                          f"0, got {list(spec.seat_weights or ())}")
     return weights / weights.sum()
+
+
+def _check_seat_count(player_id: str, weights: int, num_seats: int) -> None:
+    """Refuse a player's seat weights that do not give one weight per seat of the game."""
+    if weights != num_seats:
+        raise ValueError(f"player {player_id!r} has {weights} seat weights for a "
+                         f"{num_seats}-seat game")

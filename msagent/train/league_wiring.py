@@ -8,7 +8,7 @@ import math
 from typing import Any
 
 from msagent.config import TrainConfig
-from msagent.config.league import PSRO_SEATS
+from msagent.config.league import PSRO_SEATS, LeagueSection
 from msagent.envs.teams import num_sides
 from msagent.errors import ConfigError
 from msagent.rundir import RunDir
@@ -164,7 +164,7 @@ def _sides(scripts: Any) -> int:
         game.close()
 
 
-def check_seat_weights(league: Any, seats: int) -> None:
+def check_seat_weights(league: LeagueSection, seats: int) -> None:
     """Refuse seat weights that do not match the game's seat count, naming the player."""
     for entry in league.players:
         if entry.seat_weights is not None and len(entry.seat_weights) != seats:
