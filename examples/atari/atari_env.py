@@ -13,12 +13,14 @@ from __future__ import annotations
 import importlib.util
 from typing import Any
 
-from msagent.envs.wrappers import FrameSkip, FrameStack, Grayscale, Resize
+from msagent.envs.wrappers import ClipReward, FrameSkip, FrameStack, Grayscale, NoopStart
+from msagent.envs.wrappers import Resize
 from msagent.errors import ConfigError
 
 
 def make_env(game: str = "Boxing", frame_skip: int = 4, size: int = 84, stack: int = 4,
-             max_frames: int = 108_000) -> Any:
+             max_frames: int = 108_000, max_pool: bool = False, clip_reward: bool = False,
+             noop_max: int = 0) -> Any:
     """One ALE game (one seat) with skipped, grayscale, resized and stacked frames.
 
     Args:
@@ -27,6 +29,9 @@ def make_env(game: str = "Boxing", frame_skip: int = 4, size: int = 84, stack: i
         size: side of the square frames.
         stack: frames per observation.
         max_frames: emulator frames before a game is truncated (ALE's default, 30 minutes).
+        max_pool: observe the maximum of each decision's last two frames (the baselines' way).
+        clip_reward: train on each decision's reward sign (the baselines' way).
+        noop_max: start each game after 1 to ``noop_max`` no-op frames (0: no no-ops).
 
     Raises:
         ConfigError: ``ale-py`` is not installed (saying what to install).
@@ -39,4 +44,8 @@ def make_env(game: str = "Boxing", frame_skip: int = 4, size: int = 84, stack: i
     gym.register_envs(ale_py)
     env = gym.make(f"ALE/{game}-v5", frameskip=1, repeat_action_probability=0.0,
                    max_num_frames_per_episode=max_frames)
-    return FrameStack(Resize(Grayscale(FrameSkip(env, frame_skip)), size, size), stack)
+    if noop_max:
+        env = NoopStart(env, noop_max)
+    env = FrameSkip(env, frame_skip, max_pool=max_pool)
+    env = FrameStack(Resize(Grayscale(env), size, size), stack)
+    return ClipReward(env) if clip_reward else env

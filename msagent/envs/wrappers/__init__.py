@@ -10,7 +10,9 @@ from msagent.envs.wrappers.base import ObservationWrapper, Wrapper
 from msagent.envs.wrappers.frame_skip import FrameSkip
 from msagent.envs.wrappers.frame_stack import FrameStack
 from msagent.envs.wrappers.image import Grayscale, Resize
+from msagent.envs.wrappers.noop_start import NoopStart
+from msagent.envs.wrappers.reward import ClipReward
 from msagent.envs.wrappers.seat_indicator import SeatIndicator
 
-__all__ = ["FrameSkip", "FrameStack", "Grayscale", "ObservationWrapper", "Resize",
-           "SeatIndicator", "Wrapper"]
+__all__ = ["ClipReward", "FrameSkip", "FrameStack", "Grayscale", "NoopStart",
+           "ObservationWrapper", "Resize", "SeatIndicator", "Wrapper"]

@@ -21,26 +21,48 @@ class FrameSkip(Wrapper):
     the last one, its rewards those of every repeat. Put it innermost (right around the game),
     so image wrappers above it process only the frames a policy sees.
 
+    With ``max_pool``, each seat's observation is the pixel-wise maximum of the last two frames
+    played (as the Atari baselines do: some games draw a sprite only every other frame, and
+    the last frame alone can miss it); the first frame of a decision of one frame is kept.
+
     Args:
         env: any game speaking the protocol (simultaneous games gain the most).
         skip: frames per decision.
+        max_pool: observe the maximum of the last two frames instead of the last frame.
     """
 
-    def __init__(self, env: Any, skip: int = 4) -> None:
+    def __init__(self, env: Any, skip: int = 4, max_pool: bool = False) -> None:
         """Check ``skip``; spaces and seats are the game's."""
         super().__init__(env)
         self.skip = positive(skip, "skip", "FrameSkip")
+        self.max_pool = bool(max_pool)
 
     def step(self, actions: dict[int, Any]) -> Turn:
         """Apply ``actions`` for up to ``skip`` frames; the last turn with the summed rewards."""
-        turn = self.env.step(actions)
+        turn, previous = self.env.step(actions), None
         rewards = np.array(turn.rewards, dtype=float)
         for _ in range(self.skip - 1):
             if turn.done or not _repeatable(turn, actions):
                 break
-            turn = self.env.step(actions)
+            previous, turn = turn, self.env.step(actions)
             rewards += turn.rewards
-        return dataclasses.replace(turn, rewards=rewards)
+        turn = dataclasses.replace(turn, rewards=rewards)
+        return _pooled(previous, turn) if self.max_pool and previous is not None else turn
+
+
+def _pooled(previous: Turn, turn: Turn) -> Turn:
+    """``turn`` with each seat's observation the maximum of its last two frames."""
+    before = {**previous.obs, **previous.final_obs}
+    obs = {s: _max(before.get(s), o) for s, o in turn.obs.items()}
+    final = {s: _max(before.get(s), o) for s, o in turn.final_obs.items()}
+    return dataclasses.replace(turn, obs=obs, final_obs=final)
+
+
+def _max(before: Any, now: Any) -> Any:
+    """The element-wise maximum of two frames of one shape, else the newer frame."""
+    if before is None or np.shape(before) != np.shape(now):
+        return now
+    return np.maximum(before, now)
 
 
 def _repeatable(turn: Turn, actions: dict[int, Any]) -> bool:

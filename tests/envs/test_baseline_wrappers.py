@@ -1,0 +1,78 @@
+"""The Atari baselines' preprocessing as wrappers: the maximum of the last two frames, the
+reward's sign and random no-op starts, on small games whose every frame is known."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from msagent.envs.wrappers import ClipReward, FrameSkip, NoopStart
+from msagent.errors import ConfigError
+from tests.envs.test_wrappers import CountingGame, values
+
+
+class FlickerGame(CountingGame):
+    """The counting game whose odd steps show a blank frame (a sprite drawn every other frame)."""
+
+    def frame(self, seat: int) -> np.ndarray:
+        value = 0 if self.t % 2 else 10 * self.t + seat
+        return np.full(self.shape, value, np.uint8)
+
+
+def test_max_pool_sees_what_the_last_frame_alone_misses() -> None:
+    plain, pooled = FrameSkip(FlickerGame(length=10), 3), FrameSkip(FlickerGame(length=10), 3,
+                                                                     max_pool=True)
+    plain.reset(), pooled.reset()
+    assert values(plain.step({0: 0, 1: 0}).obs[0]) == [0]  # step 3 is blank
+    turn = pooled.step({0: 0, 1: 0})
+    assert values(turn.obs[0]) == [20] and values(turn.obs[1]) == [21]  # step 2's frame
+    assert turn.rewards.tolist() == [1 + 2 + 3, -(1 + 2 + 3)]
+
+
+def test_max_pool_applies_to_a_truncated_games_final_frames() -> None:
+    env = FrameSkip(FlickerGame(length=3, truncate=True), 3, max_pool=True)
+    env.reset()
+    turn = env.step({0: 0, 1: 0})
+    assert turn.truncated and values(turn.final_obs[0]) == [20]
+
+
+def test_max_pool_of_a_one_frame_decision_keeps_that_frame() -> None:
+    env = FrameSkip(FlickerGame(length=10, turn_based=True), 4, max_pool=True)
+    env.reset()
+    turn = env.step({0: 1})  # the seat to act changes at once: one frame played
+    assert values(turn.obs[1]) == [0]
+
+
+def test_clip_reward_gives_each_seat_its_rewards_sign() -> None:
+    env = ClipReward(FrameSkip(CountingGame(length=10), 4))
+    assert env.reset().rewards.tolist() == [0, 0]
+    assert env.step({0: 0, 1: 0}).rewards.tolist() == [1, -1]
+
+
+def test_noop_start_plays_a_seeded_random_number_of_noops() -> None:
+    starts = []
+    for seed in range(20):
+        game = CountingGame(length=100)
+        turn = NoopStart(game, 20).reset(seed=seed)  # frames hold 10 * t: up to 200 in uint8
+        assert 1 <= game.t <= 20 and values(turn.obs[0]) == [10 * game.t]
+        assert turn.rewards.tolist() == [0, 0]  # no-op points are not the game's
+        starts.append(game.t)
+    assert len(set(starts)) >= 8
+    again = CountingGame(length=100)
+    NoopStart(again, 20).reset(seed=0)
+    assert again.t == starts[0]
+
+
+def test_noop_start_restarts_a_game_that_ends_during_its_noops() -> None:
+    game = CountingGame(length=2)
+    env = NoopStart(game, 30)
+    for seed in range(10):
+        turn = env.reset(seed=seed)
+        assert not turn.done and game.t < 2
+
+
+def test_noop_start_refuses_bad_arguments() -> None:
+    with pytest.raises(ConfigError, match="max_noops must be an integer >= 1"):
+        NoopStart(CountingGame(), 0)
+    with pytest.raises(ConfigError, match="noop_action 7 is not an action"):
+        NoopStart(CountingGame(), 30, noop_action=7)
