@@ -18,7 +18,7 @@ import numpy as np
 
 from msagent.envs.checks import ObsChecker
 from msagent.envs.collector import Acted
-from msagent.envs.multi_agent import MultiAgentEnv, Turn
+from msagent.envs.multi_agent import MultiAgentEnv, Turn, points
 from msagent.errors import EnvDataError
 from msagent.envs.streams import Stream
 from msagent.envs.teams import seat_match, side_returns, teams_of
@@ -217,7 +217,7 @@ class MatchCollector:
                 slot.states[seat] = slot.after.pop(seat)
         rewards = turn.rewards
         self._rewards[k] = rewards
-        slot.returns += rewards
+        slot.returns += points(turn)
         for seat, stream in slot.seated.items():
             stream.reward(rewards[seat])
         if turn.done:

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from msagent.envs.match_collector import Group, GroupActFn, stack_states
-from msagent.envs.multi_agent import MultiAgentEnv, Turn
+from msagent.envs.multi_agent import MultiAgentEnv, Turn, points
 from msagent.vocabulary import PolicyRef
 
 
@@ -24,12 +24,12 @@ def play_seating(envs: Sequence[MultiAgentEnv], act: GroupActFn, seats: Sequence
     memory: dict[tuple[int, int], np.ndarray] = {}  # (env, seat) -> recurrent state
     for k in range(min(games, len(envs))):
         turn = envs[k].reset(seed=seed + started)
-        running[k], started = (turn, np.array(turn.rewards, dtype=float)), started + 1
+        running[k], started = (turn, points(turn)), started + 1
     while running:
         actions = _decide(running, act, seats, memory)
         for k, chosen in actions.items():
             turn = envs[k].step(chosen)
-            totals = running[k][1] + turn.rewards
+            totals = running[k][1] + points(turn)
             running[k] = (turn, totals)
         for k in [k for k, (turn, _) in running.items() if turn.done]:
             out.append(running.pop(k)[1].tolist())
@@ -37,7 +37,7 @@ def play_seating(envs: Sequence[MultiAgentEnv], act: GroupActFn, seats: Sequence
                 del memory[cell]
             if started < games:
                 turn = envs[k].reset(seed=seed + started)
-                running[k], started = (turn, np.array(turn.rewards, dtype=float)), started + 1
+                running[k], started = (turn, points(turn)), started + 1
     return out
 
 

@@ -31,6 +31,9 @@ class Turn:
         truncated: The game was cut short (a time limit); ``final_obs`` then holds each
             seat's last observation, so that a learner can bootstrap from it.
         final_obs: Seat -> last observation, set only when ``truncated``.
+        score: ``[S]`` the game's own points since the previous turn, where a wrapper trains
+            on other rewards (``ClipReward``'s signs); None when ``rewards`` are the points.
+            Returns, wins and losses are counted on the points (:func:`points`).
     """
 
     to_act: tuple[int, ...]
@@ -40,11 +43,17 @@ class Turn:
     terminated: bool = False
     truncated: bool = False
     final_obs: dict[int, np.ndarray] = field(default_factory=dict)
+    score: np.ndarray | None = None
 
     @property
     def done(self) -> bool:
         """The game is over (terminated or truncated)."""
         return self.terminated or self.truncated
+
+
+def points(turn: Turn) -> np.ndarray:
+    """The game's own points of a turn, so returns and outcomes ignore reward shaping."""
+    return np.asarray(turn.rewards if turn.score is None else turn.score, dtype=float)
 
 
 @runtime_checkable

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from msagent.envs.multi_agent import MultiAgentEnv, Turn
+from msagent.envs.multi_agent import MultiAgentEnv, Turn, points
 from msagent.errors import ConfigError
 
 SeatActor = Callable[[np.ndarray, "np.ndarray | None"], np.ndarray]
@@ -120,10 +120,10 @@ def play_game(env: MultiAgentEnv, actors: Sequence[SeatActor], seat_actors: Sequ
     for actor in actors:
         getattr(actor, "reset", lambda: None)()
     turn = env.reset(seed=seed)
-    totals, length = np.array(turn.rewards, dtype=np.float64), 0
+    totals, length = points(turn), 0
     while not turn.done:
         turn = env.step(choose(turn, actors, seat_actors))
-        totals += turn.rewards
+        totals += points(turn)
         length += 1
     returns = [0.0] * len(actors)
     for seat, actor in enumerate(seat_actors):

@@ -6,6 +6,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from msagent.envs.multi_agent import points
+from msagent.envs.play import play_game
 from msagent.envs.wrappers import ClipReward, FrameSkip, NoopStart
 from msagent.errors import ConfigError
 from tests.envs.test_wrappers import CountingGame, values
@@ -76,3 +78,22 @@ def test_noop_start_refuses_bad_arguments() -> None:
         NoopStart(CountingGame(), 0)
     with pytest.raises(ConfigError, match="noop_action 7 is not an action"):
         NoopStart(CountingGame(), 30, noop_action=7)
+
+
+def test_clip_reward_keeps_the_games_points_as_the_score() -> None:
+    env = FrameSkip(ClipReward(CountingGame(length=10)), 2)  # clipped inside the skip
+    env.reset()
+    turn = env.step({0: 0, 1: 0})
+    assert turn.rewards.tolist() == [2, -2] and turn.score.tolist() == [1 + 2, -(1 + 2)]
+    assert points(turn).tolist() == [3, -3]
+    plain = FrameSkip(CountingGame(length=10), 2)
+    plain.reset()
+    assert plain.step({0: 0, 1: 0}).score is None  # no wrapper shaped the rewards
+
+
+def test_returns_and_outcomes_are_counted_on_the_games_points() -> None:
+    game = ClipReward(FrameSkip(CountingGame(length=4), 2))
+    first = lambda obs, masks: np.zeros(len(obs), dtype=np.int64)  # noqa: E731
+    record = play_game(game, [first, first], [0, 1], seed=0)
+    assert record.returns == (1 + 2 + 3 + 4, -(1 + 2 + 3 + 4))  # not the signs' sum, 2
+    assert record.outcomes == (1, -1)

@@ -9,12 +9,13 @@ from typing import Any
 
 import numpy as np
 
-from msagent.envs.multi_agent import Turn
+from msagent.envs.multi_agent import Turn, points
 from msagent.envs.wrappers.base import Wrapper, positive
 
 
 class FrameSkip(Wrapper):
-    """Every ``step`` repeats the seats' actions up to ``skip`` times and sums their rewards.
+    """Every ``step`` repeats the seats' actions up to ``skip`` times and sums their rewards
+    (and the game's points, where an inner wrapper set ``Turn.score``).
 
     The repeating stops early when the game ends, when the seats to act change (a turn-based
     game), or when a repeated action becomes illegal under the new mask; the turn returned is
@@ -39,15 +40,15 @@ class FrameSkip(Wrapper):
 
     def step(self, actions: dict[int, Any]) -> Turn:
         """Apply ``actions`` for up to ``skip`` frames; the last turn with the summed rewards."""
-        turn, previous = self.env.step(actions), None
-        rewards = np.array(turn.rewards, dtype=float)
-        for _ in range(self.skip - 1):
-            if turn.done or not _repeatable(turn, actions):
-                break
-            previous, turn = turn, self.env.step(actions)
-            rewards += turn.rewards
-        turn = dataclasses.replace(turn, rewards=rewards)
-        return _pooled(previous, turn) if self.max_pool and previous is not None else turn
+        turns = [self.env.step(actions)]
+        while (len(turns) < self.skip and not turns[-1].done
+               and _repeatable(turns[-1], actions)):
+            turns.append(self.env.step(actions))
+        shaped = any(t.score is not None for t in turns)
+        turn = dataclasses.replace(turns[-1], rewards=sum(np.asarray(t.rewards, dtype=float)
+                                                          for t in turns),
+                                   score=sum(points(t) for t in turns) if shaped else None)
+        return _pooled(turns[-2], turn) if self.max_pool and len(turns) > 1 else turn
 
 
 def _pooled(previous: Turn, turn: Turn) -> Turn:

@@ -49,4 +49,4 @@ class NoopStart(Wrapper):
             turn = self.env.step({seat: self.noop_action for seat in turn.to_act})
             if turn.done:
                 turn = self.env.reset()
-        return dataclasses.replace(turn, rewards=np.zeros(len(self.seats)))
+        return dataclasses.replace(turn, rewards=np.zeros(len(self.seats)), score=None)

@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from msagent.envs.multi_agent import Turn
+from msagent.envs.multi_agent import Turn, points
 from msagent.envs.wrappers.base import Wrapper
 
 
@@ -17,8 +17,8 @@ class ClipReward(Wrapper):
     """Every turn's rewards as their signs (-1, 0 or +1 per seat).
 
     Put it outside ``FrameSkip`` to clip each decision's summed reward, as the baselines do.
-    Episode returns logged by training are then the clipped ones; evaluate on the unwrapped
-    game for the game's own score.
+    The game's own points travel on in ``Turn.score``, so logged returns, wins and losses stay
+    the game's (as the baselines log the score, not the clipped sum).
 
     Args:
         env: any game speaking the protocol.
@@ -34,5 +34,6 @@ class ClipReward(Wrapper):
 
 
 def _clipped(turn: Turn) -> Turn:
-    """The turn with each seat's reward replaced by its sign."""
-    return dataclasses.replace(turn, rewards=np.sign(np.asarray(turn.rewards, dtype=float)))
+    """The turn with each seat's reward replaced by its sign, its points kept as the score."""
+    rewards = np.asarray(turn.rewards, dtype=float)
+    return dataclasses.replace(turn, rewards=np.sign(rewards), score=points(turn))
