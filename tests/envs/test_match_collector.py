@@ -148,3 +148,14 @@ def test_every_seat_a_trainable_player_holds_is_recorded_for_that_player() -> No
     assert by_player == ["exploiter", "main", "main", "main"]
     (a, b, *_) = [f for f in fragments if f.policy.policy_id == "main"]
     assert {float(a.obs[0, 0]), float(b.obs[0, 0])} == {0.0, 1.0}  # seat a and seat b
+
+
+def test_fragments_learn_the_clipped_rewards_and_results_report_the_games_points() -> None:
+    from msagent.envs.wrappers import ClipReward
+
+    collector = MatchCollector([ClipReward(Alternate(final=-10.0))], act_ones([]),
+                               lambda k: seating(0), 2, seed=0)
+    fragments = collector.collect() + collector.collect()
+    assert fragments[0].rewards.tolist() == [1.0, 0.0]  # sign(1), then sign(1) + sign(-10)
+    (result,) = collector.take_results()
+    assert result.seat_returns == (-8.0, 2.0) and result.outcome == -1.0  # the points
