@@ -18,7 +18,8 @@ import importlib.util
 from pathlib import Path
 from typing import Any
 
-from msagent.envs.wrappers import FrameSkip, FrameStack, Grayscale, Resize, SeatIndicator
+from msagent.envs.wrappers import ClipReward, FrameSkip, FrameStack, Grayscale, NoopStart
+from msagent.envs.wrappers import Resize, SeatIndicator
 from msagent.errors import ConfigError
 
 ROUND_FRAMES = 7139
@@ -69,7 +70,8 @@ def raw_boxing(max_cycles: int = ROUND_FRAMES + 1, direct: bool = True) -> Any:
 
 
 def make_env(max_cycles: int = ROUND_FRAMES + 1, frame_skip: int = 4, size: int = 84,
-             stack: int = 4, seat_indicator: bool = True) -> Any:
+             stack: int = 4, seat_indicator: bool = True, max_pool: bool = False,
+             clip_reward: bool = False, noop_max: int = 0) -> Any:
     """One boxing game as msagent plays it: skipped, grayscale, resized, stacked frames.
 
     Args:
@@ -79,7 +81,13 @@ def make_env(max_cycles: int = ROUND_FRAMES + 1, frame_skip: int = 4, size: int 
         size: side of the square frames.
         stack: frames per observation.
         seat_indicator: append the plane that tells the seat which boxer it controls.
+        max_pool: observe the maximum of each decision's last two frames (the baselines' way).
+        clip_reward: train on each decision's reward sign (wins and returns stay the points).
+        noop_max: start each game after 1 to ``noop_max`` no-op frames (0: no no-ops).
     """
-    game = FrameSkip(raw_boxing(max_cycles), frame_skip)
+    game = raw_boxing(max_cycles)
+    game = FrameSkip(NoopStart(game, noop_max) if noop_max else game, frame_skip,
+                     max_pool=max_pool)
     game = FrameStack(Resize(Grayscale(game), size, size), stack)
-    return SeatIndicator(game) if seat_indicator else game
+    game = SeatIndicator(game) if seat_indicator else game
+    return ClipReward(game) if clip_reward else game

@@ -33,6 +33,20 @@ def test_boxing_is_one_seat_of_stacked_grayscale_frames_against_the_game_ai() ->
     env.close()
 
 
+def test_the_baselines_preprocessing_trains_on_signs_and_counts_the_points() -> None:
+    env = atari_env.make_env(size=42, max_frames=2000, max_pool=True, clip_reward=True,
+                             noop_max=30)
+    firsts = {env.reset(seed=seed).obs[0].tobytes() for seed in range(6)}
+    assert len(firsts) > 1  # the no-op starts differ
+    turn, rng, scores = env.reset(seed=0), np.random.default_rng(0), []
+    while not turn.done:
+        turn = env.step({0: int(rng.integers(18))})
+        np.testing.assert_array_equal(turn.rewards, np.sign(turn.score))
+        scores.append(float(turn.score[0]))
+    assert any(s != 0 for s in scores) and max(abs(s) for s in scores) >= 1
+    env.close()
+
+
 def test_the_example_config_trains_the_boxing_cnn_on_it() -> None:
     cfg = load_config(REPO / "examples" / "atari_ppo.toml")
     assert cfg.env == {"game": "Boxing", "frame_skip": 4, "size": 84}
