@@ -123,6 +123,8 @@ def curve(run_dir: Path, start: float, games: int, points: int,
 def play_against_random(policy, make, games: int, seed: int) -> list[float]:
     """``games`` whole games side by side, the policy in seat ``g % 2`` of game ``g`` (one
     batched act per step) and a uniformly random opponent; the policy's returns."""
+    from msagent.envs.multi_agent import points
+
     rng = np.random.default_rng(seed)
     envs = [make() for _ in range(games)]
     turns = [env.reset(seed=seed + g) for g, env in enumerate(envs)]
@@ -134,7 +136,7 @@ def play_against_random(policy, make, games: int, seed: int) -> list[float]:
         for g, action in zip(live, actions.tolist()):
             step = {g % 2: int(action), 1 - g % 2: int(rng.integers(18))}
             turns[g] = envs[g].step(step)
-            returns[g] += turns[g].rewards[g % 2]
+            returns[g] += points(turns[g])[g % 2]  # the game's, not clipped rewards
         live = [g for g in live if not turns[g].done]
     for env in envs:
         env.close()
