@@ -49,7 +49,8 @@ def test_the_baselines_preprocessing_trains_on_signs_and_counts_the_points() -> 
 
 def test_the_example_config_trains_the_boxing_cnn_on_it() -> None:
     cfg = load_config(REPO / "examples" / "atari_ppo.toml")
-    assert cfg.env == {"game": "Boxing", "frame_skip": 4, "size": 84}
+    assert cfg.env == {"game": "Boxing", "frame_skip": 4, "size": 84, "max_pool": True,
+                       "clip_reward": True, "noop_max": 30}
     policy = build_policy(str(ENV_SCRIPT), str(REPO / "examples" / cfg.scripts.agent),
                           cfg.env, 0)
     assert policy.obs_shape == (84, 84, 4) and policy.action_spec.size == 18
