@@ -261,14 +261,16 @@ def _mask_problem(turn: Turn, game: MultiAgentEnv, checker: ObsChecker, step: in
 
 def _reward_problem(turn: Turn, game: MultiAgentEnv, checker: ObsChecker,
                     step: int) -> str | None:
-    """Rewards are ``[S]`` finite numbers."""
-    rewards = np.asarray(turn.rewards)
-    if rewards.shape != (len(game.seats),):
-        return f"rewards should have shape ({len(game.seats)},), got {rewards.shape}"
-    try:
-        checker.check_rewards(rewards, step)
-    except EnvDataError as exc:
-        return str(exc)
+    """Rewards (and the score, when a wrapper set one) are ``[S]`` finite numbers."""
+    named = [("rewards", turn.rewards)] + ([] if turn.score is None else [("score", turn.score)])
+    for name, values in named:
+        values = np.asarray(values)
+        if values.shape != (len(game.seats),):
+            return f"{name} should have shape ({len(game.seats)},), got {values.shape}"
+        try:
+            checker.check_rewards(values, step)
+        except EnvDataError as exc:
+            return f"{name}: {exc}"
     return None
 
 

@@ -135,3 +135,29 @@ def test_teams_are_checked_and_reported(tmp_path: Path) -> None:
     script = tmp_path / "bad_teams_env.py"
     script.write_text(BAD_TEAMS)
     assert "no side empty" in failed(validate_env(str(script), {}, steps=20))["teams"]
+
+
+BAD_SCORE = '''
+import dataclasses
+import gymnasium as gym
+import numpy as np
+from msagent.envs.wrappers import Wrapper
+
+
+class BadScore(Wrapper):
+    def step(self, actions):
+        turn = self.env.step(actions)
+        return dataclasses.replace(turn, score=np.zeros(3))
+
+
+def make_env():
+    return BadScore(gym.make("CartPole-v1"))
+'''
+
+
+def test_a_score_of_the_wrong_shape_is_named(tmp_path: Path) -> None:
+    script = tmp_path / "bad_score_env.py"
+    script.write_text(BAD_SCORE)
+    report = validate_env(str(script), {}, steps=20)
+    assert not report.ok
+    assert "score should have shape (1,), got (3,)" in " ".join(failed(report).values())
