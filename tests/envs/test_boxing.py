@@ -31,6 +31,7 @@ ENV_SCRIPT = BOXING / "boxing_env.py"
 AGENT_SCRIPT = BOXING / "boxing_agent.py"
 boxing_env = load_script(str(ENV_SCRIPT))
 random_bot = load_script(str(BOXING / "bots" / "random_bot.py"))
+attacker_bot = load_script(str(BOXING / "bots" / "attacker_bot.py"))
 
 
 def random_game(env, seed: int, limit: int = 5000):
@@ -142,6 +143,42 @@ def test_the_random_bot_presses_every_button() -> None:
     assert chosen == set(range(18))
 
 
+def test_the_attacker_bot_lines_a_glove_up_with_the_opponents_head() -> None:
+    reach, offset = attacker_bot.REACH, attacker_bot.OFFSET
+    fire_right, fire, down_right, up_left = 11, 1, 8, 7
+    assert attacker_bot._action(offset, reach + 20) == 3  # level: walk right
+    assert attacker_bot._action(offset, reach) == fire  # level and within reach: punch
+    assert attacker_bot._action(-offset, reach + 3) == fire_right  # closing in, punching
+    assert attacker_bot._action(offset + 10, reach + 20) == down_right
+    assert attacker_bot._action(-offset - 10, -reach - 20) == up_left
+    # head to head (glove on glove) is not lined up: it steps off to put a glove on the head
+    assert attacker_bot._action(0, reach + 20) in (6, 8)
+
+
+def test_the_attacker_bot_finds_the_boxers_and_is_told_its_seat() -> None:
+    frame = np.full((84, 84, 5), 132, np.uint8)
+    frame[20:30, 20:26, 3], frame[50:60, 60:66, 3] = 214, 0  # white at left, black lower right
+    frame[..., 4] = 0
+    assert attacker_bot.act(frame, None) == 8  # white walks down and right
+    frame[..., 4] = 255
+    assert attacker_bot.act(frame, None) == 7  # black walks up and left
+
+
+@pytest.mark.parametrize("seat", [0, 1])
+def test_the_attacker_bot_outpunches_the_random_bot_from_either_seat(seat: int) -> None:
+    env = as_multi_agent(boxing_env.make_env(max_pool=True, noop_max=30))
+    random_bot.seed(seat)
+    turn, points = env.reset(seed=seat), np.zeros(2)
+    for _ in range(500):
+        obs = turn.obs
+        turn = env.step({seat: attacker_bot.act(obs[seat], None),
+                         1 - seat: random_bot.act(obs[1 - seat], None)})
+        points += turn.rewards
+        if turn.done:
+            break
+    assert points[seat] - points[1 - seat] >= 20, points
+
+
 def test_a_short_boxing_league_trains_snapshots_and_evaluates(tmp_path: Path) -> None:
     """``msagent train examples/boxing_league.toml`` for ~60 s with short games (200 frames):
     both players learn, the main agent is snapshotted, games are played in the league and
@@ -150,6 +187,7 @@ def test_a_short_boxing_league_trains_snapshots_and_evaluates(tmp_path: Path) ->
     overrides = ["run.stop.time_s=60", f"run.root={json.dumps(str(tmp_path / 'runs'))}",
                  "logging.progress=false", "logging.tensorboard=false", "env.max_cycles=200",
                  "services.env_worker.num_envs=4", "services.env_worker.fragment_len=8",
+                 "services.learner.batch_fragments=4",
                  "services.evaluator.num_envs=2", "services.evaluator.pause_s=0.0",
                  "league.roles.main.snapshot_every_updates=3",
                  "league.roles.main_exploiter.snapshot_every_updates=3", "league.min_games=1"]
