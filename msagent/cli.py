@@ -103,11 +103,10 @@ def validate_env(
     seed: int = typer.Option(0, help="Seed of the random play."),
 ) -> None:
     """Check an env script; exit 0 when every check passes, 2 otherwise."""
-    from msagent.config.overrides import parse_override
-    from msagent.validate_env import validate_env as validate
+    from msagent.validate_env import env_params, validate_env as validate
 
     try:
-        params = dict(parse_override(text) for text in set_ or [])
+        params = env_params(set_ or [])
     except UserError as exc:
         _fail(str(exc), USER_ERROR_EXIT)
     report = validate(str(script), params, steps=steps, seed=seed)

@@ -22,7 +22,7 @@ from msagent.envs.adapters import as_multi_agent
 from msagent.envs.teams import teams_of
 from msagent.envs.checks import ObsChecker
 from msagent.envs.multi_agent import MultiAgentEnv, Turn
-from msagent.errors import EnvDataError, MsagentError, ScriptError
+from msagent.errors import ConfigError, EnvDataError, MsagentError, ScriptError
 from msagent.user_scripts import script_function
 
 MESSAGE_CHARS = 400
@@ -82,6 +82,27 @@ class Report:
                          f"length {length}, {self.steps_per_s:.0f} steps/s")
         lines.append("all checks passed" if self.ok else "some checks FAILED")
         return "\n".join(lines)
+
+
+def env_params(overrides: list[str]) -> dict[str, Any]:
+    """``make_env`` keyword arguments from ``KEY=VALUE`` texts, so the ``--set env.KEY=VALUE``
+    a user gives ``msagent train`` works here too (``env.`` is dropped).
+
+    Raises:
+        ConfigError: a text is not ``KEY=VALUE``, or names a setting outside ``[env]``.
+    """
+    from msagent.config.overrides import parse_override
+
+    params = {}
+    for text in overrides:
+        key, value = parse_override(text)
+        key = key.removeprefix("env.")
+        if "." in key:
+            raise ConfigError(f"--set {text}: validate-env takes make_env parameters "
+                              f"(noop_max=30, or env.noop_max=30 as for msagent train), "
+                              f"not the setting {key!r}")
+        params[key] = value
+    return params
 
 
 def validate_env(env_script: str, env_params: dict[str, Any], steps: int = 1000,

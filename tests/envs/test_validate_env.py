@@ -114,6 +114,11 @@ def test_cli_exit_codes(tmp_path: Path) -> None:
                                  "--set", "game=matrix_rps", "--steps", "20"])
     assert params.exit_code == 0 and "'game': 'matrix_rps'" in params.output
     assert runner.invoke(app, ["validate-env", CONNECT4, "--set", "oops"]).exit_code == 2
+    prefixed = runner.invoke(app, ["validate-env", str(ROOT / "openspiel" / "openspiel_env.py"),
+                                   "--set", "env.game=matrix_rps", "--steps", "20"])
+    assert prefixed.exit_code == 0 and "'game': 'matrix_rps'" in prefixed.output
+    other = runner.invoke(app, ["validate-env", CONNECT4, "--set", "run.seed=3"])
+    assert other.exit_code == 2 and "'run.seed'" in other.output
 
 
 BAD_TEAMS = '''
