@@ -16,9 +16,6 @@ from __future__ import annotations
 
 import numpy as np
 
-ACTIONS = 18
-"""boxing_v2's action space is Discrete(18)."""
-
 NEWEST = 3
 """The plane of the newest frame in the (84, 84, 5) observation."""
 
