@@ -32,6 +32,7 @@ AGENT_SCRIPT = BOXING / "boxing_agent.py"
 boxing_env = load_script(str(ENV_SCRIPT))
 random_bot = load_script(str(BOXING / "bots" / "random_bot.py"))
 attacker_bot = load_script(str(BOXING / "bots" / "attacker_bot.py"))
+sparring_bot = load_script(str(BOXING / "bots" / "sparring_bot.py"))
 
 
 def random_game(env, seed: int, limit: int = 5000):
@@ -162,6 +163,19 @@ def test_the_attacker_bot_finds_the_boxers_and_is_told_its_seat() -> None:
     assert attacker_bot.act(frame, None) == 8  # white walks down and right
     frame[..., 4] = 255
     assert attacker_bot.act(frame, None) == 7  # black walks up and left
+
+
+def test_the_sparring_bot_plays_the_attackers_move_except_in_its_random_share() -> None:
+    frame = np.full((84, 84, 5), 132, np.uint8)
+    frame[20:30, 20:26, 3], frame[50:60, 60:66, 3] = 214, 0
+    frame[..., 4] = 0
+    sparring_bot.seed(0)
+    moves = np.array([sparring_bot.act(frame, None) for _ in range(4000)])
+    share = sparring_bot.RANDOM_SHARE
+    assert 0 < share < 1
+    # the attacker's move (8) every time but in the random share, where it is 1 in 18
+    assert abs(np.mean(moves == 8) - (1 - share + share / 18)) < 0.03
+    assert len(set(moves.tolist())) == 18  # the random share presses every button
 
 
 @pytest.mark.parametrize("seat", [0, 1])
