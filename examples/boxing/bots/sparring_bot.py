@@ -21,21 +21,20 @@ from msagent.user_scripts import load_script
 RANDOM_SHARE = 0.8
 """The share of decisions on which the bot presses a random button instead of the attacker's."""
 
-ACTIONS = 18
-"""boxing_v2's action space is Discrete(18)."""
-
 _attacker = load_script(str(Path(__file__).with_name("attacker_bot.py")))
+_random = load_script(str(Path(__file__).with_name("random_bot.py")))
 _rng = np.random.default_rng(0)
 
 
 def seed(n: int) -> None:
-    """Restart the bot's random numbers from seed ``n``."""
+    """Restart the bot's random numbers (its coin and its random buttons) from seed ``n``."""
     global _rng
     _rng = np.random.default_rng(n)
+    _random.seed(n)
 
 
 def act(observation: np.ndarray, action_mask: np.ndarray | None) -> int:
-    """A random button in ``RANDOM_SHARE`` of decisions, else the attacker's choice."""
+    """The random bot's button in ``RANDOM_SHARE`` of decisions, else the attacker's choice."""
     if _rng.random() < RANDOM_SHARE:
-        return int(_rng.integers(ACTIONS))
+        return _random.act(observation, action_mask)
     return _attacker.act(observation, action_mask)
