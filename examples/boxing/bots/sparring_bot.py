@@ -7,7 +7,8 @@ computer boxer, against which PPO does learn, is much weaker: the random agent d
 with it. This bot is meant to sit in between: it comes close, as the attacker does, and can be
 hit, as the game's boxer can. With ``RANDOM_SHARE = 0.8`` it beat the random bot by -34, +6, +22
 and +42 points in four full rounds (seats alternating): about level, with a wide spread (0.5:
-+96 and +106; 0.9: -20 to +34).
++96 and +106; 0.9: -20 to +34), measured when it still drew its random buttons from its own
+generator rather than the random bot's (the same mix, other draws).
 """
 
 from __future__ import annotations
