@@ -2,11 +2,14 @@
 
 ``boxing_v2`` (Parallel API: both boxers act every frame) is wrapped as Atari agents usually
 see it: each decision held for 4 frames, frames in grayscale at 84x84, the last 4 stacked, and
-one plane saying which boxer the seat controls (both seats see the same screen; 0 for the
-white boxer, ``first_0``, 255 for the black one). Observations are ``(84, 84, 5)`` ``uint8``
-(``(84, 84, 4)`` with ``seat_indicator=False``); 18 actions; a punch that lands is +1 for the
-puncher and -1 for the other, so every step is zero-sum. A game lasts the boxing round's two
-minutes (7,139 frames, about 1,785 decisions) unless a knock-out (100 punches) ends it sooner.
+one plane saying which boxer the seat controls (0 for the white boxer, ``first_0``, 255 for the
+black one). Each seat sees itself as the white boxer (``own_colour``, :class:`OwnColour`): the
+black boxer's seat gets the screen with the two boxers' (and scores') colours swapped, so one
+network playing both seats learns one game, not two whose rewards cancel. Observations are
+``(84, 84, 5)`` ``uint8`` (``(84, 84, 4)`` with ``seat_indicator=False``); 18 actions; a
+punch that lands is +1 for the puncher and -1 for the other, so every step is zero-sum. A game
+lasts the boxing round's two minutes (7,139 frames, about 1,785 decisions) unless a knock-out
+(100 punches) ends it sooner.
 
 Needs ``multi-agent-ale-py`` (the two-player emulator) and ``ale-py`` (>= 0.9, whose package
 ships the Boxing ROM; nothing is downloaded).
@@ -18,12 +21,53 @@ import importlib.util
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from msagent.envs.wrappers import ClipReward, FrameSkip, FrameStack, Grayscale, NoopStart
-from msagent.envs.wrappers import Resize, SeatIndicator
+from msagent.envs.wrappers import ObservationWrapper, Resize, SeatIndicator
 from msagent.errors import ConfigError
 
 ROUND_FRAMES = 7139
 """Frames of one two-minute boxing round (the game ends itself then)."""
+
+WHITE, BLACK = 214, 0
+"""Grayscale levels of the white boxer (and its score) and of the black boxer (and its score)."""
+
+BORDER_COLS = 8
+"""Columns at the screen's left that the console always blanks to black (not a boxer)."""
+
+
+class OwnColour(ObservationWrapper):
+    """Shows every seat itself as the white boxer: the second seat's grayscale screens get the
+    levels ``WHITE`` and ``BLACK`` swapped (right of the blanked border), the first seat's are
+    left as they are.
+
+    Why: with one screen for both seats, the same picture of a landed punch is +1 for one seat
+    and -1 for the other, so a network shared by both seats sees every outcome with both signs
+    and learns little but the mean (zero). Seen from its own colour, the picture means the same
+    to either seat. Positions are not mirrored: the boxers start on opposite sides, as the
+    seat plane still says.
+
+    Args:
+        env: the boxing game after :class:`Grayscale` (``(210, 160)`` frames), before resizing
+            (so the swap is exact, not blurred by interpolation).
+    """
+
+    seat_independent = False
+
+    def __init__(self, env: Any) -> None:
+        """Build the level table of the swap once."""
+        super().__init__(env)
+        self._swap = np.arange(256, dtype=np.uint8)
+        self._swap[[WHITE, BLACK]] = BLACK, WHITE
+
+    def observation(self, seat: int, obs: np.ndarray) -> np.ndarray:
+        """The frame as seat ``seat`` sees it (seat 1's a swapped copy; seat 0's unchanged)."""
+        if seat == 0:
+            return obs
+        seen = obs.copy()
+        seen[:, BORDER_COLS:] = self._swap[obs[:, BORDER_COLS:]]
+        return seen
 
 
 def rom_dir() -> Path:
@@ -71,7 +115,7 @@ def raw_boxing(max_cycles: int = ROUND_FRAMES + 1, direct: bool = True) -> Any:
 
 def make_env(max_cycles: int = ROUND_FRAMES + 1, frame_skip: int = 4, size: int = 84,
              stack: int = 4, seat_indicator: bool = True, max_pool: bool = False,
-             clip_reward: bool = False, noop_max: int = 0) -> Any:
+             clip_reward: bool = False, noop_max: int = 0, own_colour: bool = True) -> Any:
     """One boxing game as msagent plays it: skipped, grayscale, resized, stacked frames.
 
     Args:
@@ -84,10 +128,13 @@ def make_env(max_cycles: int = ROUND_FRAMES + 1, frame_skip: int = 4, size: int 
         max_pool: observe the maximum of each decision's last two frames (the baselines' way).
         clip_reward: train on each decision's reward sign (wins and returns stay the points).
         noop_max: start each game after 1 to ``noop_max`` no-op frames (0: no no-ops).
+        own_colour: show each seat itself as the white boxer (:class:`OwnColour`); False: both
+            seats see the screen as it is.
     """
     game = raw_boxing(max_cycles)
     game = FrameSkip(NoopStart(game, noop_max) if noop_max else game, frame_skip,
                      max_pool=max_pool)
-    game = FrameStack(Resize(Grayscale(game), size, size), stack)
+    game = Grayscale(game)
+    game = FrameStack(Resize(OwnColour(game) if own_colour else game, size, size), stack)
     game = SeatIndicator(game) if seat_indicator else game
     return ClipReward(game) if clip_reward else game

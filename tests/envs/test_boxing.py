@@ -52,8 +52,8 @@ def test_boxing_has_two_simultaneous_seats_with_stacked_84x84_frames() -> None:
     assert turn.to_act == (0, 1) and turn.masks is None
     for seat in (0, 1):
         assert turn.obs[seat].shape == (84, 84, 5) and turn.obs[seat].dtype == np.uint8
-    # the same screen, stacked, for both; the last plane tells the boxers apart
-    np.testing.assert_array_equal(turn.obs[0][..., :4], turn.obs[1][..., :4])
+    # each seat sees itself as the white boxer, so the frames differ; the last plane says the seat
+    assert not np.array_equal(turn.obs[0][..., :4], turn.obs[1][..., :4])
     assert (turn.obs[0][..., 4] == 0).all() and (turn.obs[1][..., 4] == 255).all()
     previous, rng, moving = turn.obs, np.random.default_rng(0), 0
     for _ in range(20):
@@ -156,19 +156,43 @@ def test_the_attacker_bot_lines_a_glove_up_with_the_opponents_head() -> None:
     assert attacker_bot._action(0, reach + 20) in (6, 8)
 
 
-def test_the_attacker_bot_finds_the_boxers_and_is_told_its_seat() -> None:
+def test_the_attacker_bot_finds_itself_as_the_white_boxer() -> None:
     frame = np.full((84, 84, 5), 132, np.uint8)
     frame[20:30, 20:26, 3], frame[50:60, 60:66, 3] = 214, 0  # white at left, black lower right
-    frame[..., 4] = 0
-    assert attacker_bot.act(frame, None) == 8  # white walks down and right
-    frame[..., 4] = 255
-    assert attacker_bot.act(frame, None) == 7  # black walks up and left
+    assert attacker_bot.act(frame, None) == 8  # white (itself) walks down and right
+    frame[20:30, 20:26, 3], frame[50:60, 60:66, 3] = 0, 214
+    assert attacker_bot.act(frame, None) == 7  # now it is the lower right one: up and left
+
+
+def test_each_seat_sees_itself_as_the_white_boxer() -> None:
+    """Real screens: seat 1's grayscale frame is seat 0's with the boxers' levels swapped right
+    of the blanked border, every other level as it was; without ``own_colour`` they are equal."""
+    raw = as_multi_agent(boxing_env.Grayscale(boxing_env.raw_boxing()))
+    own = as_multi_agent(boxing_env.OwnColour(boxing_env.Grayscale(boxing_env.raw_boxing())))
+    rng = np.random.default_rng(3)
+    turn, seen = raw.reset(seed=3), own.reset(seed=3)
+    for _ in range(60):
+        actions = {0: int(rng.integers(18)), 1: int(rng.integers(18))}
+        turn, seen = raw.step(actions), own.step(actions)
+    screen = turn.obs[0]
+    white, black = boxing_env.WHITE, boxing_env.BLACK
+    ring = screen[:, boxing_env.BORDER_COLS:]
+    assert (ring == white).sum() > 100 and (ring == black).sum() > 100  # both boxers on screen
+    np.testing.assert_array_equal(seen.obs[0], screen)
+    swapped = screen.copy()
+    swapped[:, boxing_env.BORDER_COLS:][ring == white] = black
+    swapped[:, boxing_env.BORDER_COLS:][ring == black] = white
+    np.testing.assert_array_equal(seen.obs[1], swapped)
+    assert (seen.obs[1][:, :boxing_env.BORDER_COLS] == 0).all()  # the border stays black
+    plain = as_multi_agent(boxing_env.make_env(own_colour=False)).reset(seed=0)
+    np.testing.assert_array_equal(plain.obs[0][..., :4], plain.obs[1][..., :4])
+    raw.close()
+    own.close()
 
 
 def test_the_sparring_bot_plays_the_attackers_move_except_in_its_random_share() -> None:
     frame = np.full((84, 84, 5), 132, np.uint8)
     frame[20:30, 20:26, 3], frame[50:60, 60:66, 3] = 214, 0
-    frame[..., 4] = 0
     sparring_bot.seed(0)
     moves = np.array([sparring_bot.act(frame, None) for _ in range(4000)])
     share = sparring_bot.RANDOM_SHARE

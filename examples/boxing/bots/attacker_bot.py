@@ -7,9 +7,9 @@ Against this bot punches land from the first game, both ways, the dense signal t
 single-player Boxing's computer boxer gives (``examples/boxing_league.toml`` sets it as the
 main agent's bot opponent).
 
-It reads only the observation of ``boxing_env.make_env``: the newest grayscale frame (plane 3
-of the stack; the white boxer's pixels are the brightest, the black boxer's the darkest in
-the ring) and the seat plane (last; 0: this seat is the white boxer, 255: the black one).
+It reads only the newest grayscale frame of ``boxing_env.make_env``'s observation (plane 3 of
+the stack), where every seat sees itself as the white boxer (``own_colour``): its own pixels
+are the brightest in the ring, the opponent's the darkest.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ RING_ROWS, RING_COLS = slice(8, 80), slice(6, 84)
 """The ring on the 84x84 frame, without the scores above it and the black border at left."""
 
 WHITE_ABOVE, BLACK_BELOW = 180, 40
-"""Grayscale levels of the white boxer's pixels (above) and the black boxer's (below)."""
+"""Grayscale levels of this seat's boxer, seen white (above), and the opponent's (below)."""
 
 REACH = 8
 """Horizontal distance (84x84 pixels) at which a straight punch lands."""
@@ -45,10 +45,9 @@ _FIRES = {(0, 0): 1, (-1, 0): 10, (0, 1): 11, (0, -1): 12, (1, 0): 13, (-1, 1): 
 def act(observation: np.ndarray, action_mask: np.ndarray | None) -> int:
     """Close in on the opponent and punch once lined up within reach."""
     frame = observation[RING_ROWS, RING_COLS, NEWEST]
-    white, black = _centre(frame > WHITE_ABOVE), _centre(frame < BLACK_BELOW)
-    if white is None or black is None:
+    me, them = _centre(frame > WHITE_ABOVE), _centre(frame < BLACK_BELOW)
+    if me is None or them is None:
         return FIRE
-    me, them = (white, black) if observation[0, 0, -1] == 0 else (black, white)
     return _action(them[0] - me[0], them[1] - me[1])
 
 
