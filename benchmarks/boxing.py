@@ -163,6 +163,8 @@ def main() -> None:
                         help="a config override for the training run, as msagent train --set")
     parser.add_argument("--curve-only", type=Path, default=None, metavar="RUN_DIR",
                         help="only evaluate the snapshots of an earlier run's directory")
+    parser.add_argument("--keep", action="store_true",
+                        help="keep the training run's directory (snapshots, logs) at the end")
     args = parser.parse_args()
     if args.curve_only is not None:
         curve(args.curve_only, (args.curve_only / "config.toml").stat().st_mtime, args.eval_games,
@@ -186,7 +188,10 @@ def main() -> None:
     print(f"curve: main's snapshots against the random bot, {args.eval_games} full games "
           "each (seats alternating, sampled actions)", flush=True)
     curve(run_dir, start, args.eval_games, args.eval_points)
-    shutil.rmtree(root, ignore_errors=True)
+    if args.keep:
+        print(f"kept the run: {run_dir} (--curve-only {run_dir} evaluates it again)")
+    else:
+        shutil.rmtree(root, ignore_errors=True)
 
 if __name__ == "__main__":
     main()
