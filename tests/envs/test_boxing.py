@@ -184,10 +184,11 @@ def test_each_seat_sees_itself_as_the_white_boxer() -> None:
     swapped[:, boxing_env.BORDER_COLS:][ring == black] = white
     np.testing.assert_array_equal(seen.obs[1], swapped)
     assert (seen.obs[1][:, :boxing_env.BORDER_COLS] == 0).all()  # the border stays black
-    plain = as_multi_agent(boxing_env.make_env(own_colour=False)).reset(seed=0)
-    np.testing.assert_array_equal(plain.obs[0][..., :4], plain.obs[1][..., :4])
-    raw.close()
-    own.close()
+    plain = as_multi_agent(boxing_env.make_env(own_colour=False))
+    first = plain.reset(seed=0)
+    np.testing.assert_array_equal(first.obs[0][..., :4], first.obs[1][..., :4])
+    for env in (raw, own, plain):
+        env.close()
 
 
 def test_the_sparring_bot_plays_the_attackers_move_except_in_its_random_share() -> None:
