@@ -76,6 +76,30 @@ def test_careful_bot_beats_the_lookahead_bot_in_connect_four() -> None:
     assert score.win_rate >= 0.6, score
 
 
+def test_threat_bot_makes_the_move_with_the_most_threats() -> None:
+    bot = load_bot(str(C4 / "threat_bot.py"))
+    # column 3 makes three in a row on the bottom row with both ends open (two threats),
+    # column 0 only one (its other end, square (5, 3)); no one can win or must block
+    open_two = board(mine=[(5, 1), (5, 2)], theirs=[(4, 1), (4, 2), (5, 6)])
+    assert {int(bot.act_batch([open_two], [ALL])[0]) for _ in range(40)} == {3}
+
+
+def test_threat_bot_keeps_the_careful_rules() -> None:
+    bot = load_bot(str(C4 / "threat_bot.py"))
+    trap = board(mine=[(5, 0), (5, 2)], theirs=[(5, 1), (4, 0), (4, 1), (4, 2)])
+    assert 3 not in {int(bot.act_batch([trap], [ALL])[0]) for _ in range(40)}
+    block = board(mine=[(5, 0), (5, 1)], theirs=[(5, 4), (4, 4), (3, 4)])
+    assert bot.act_batch([block], [ALL]).tolist() == [4]
+
+
+@pytest.mark.parametrize("other, least", [("lookahead", 0.75), ("careful", 0.6)])
+def test_threat_bot_beats_the_lookahead_and_the_careful_bot(other: str, least: float) -> None:
+    bots = [load_bot(str(C4 / "threat_bot.py")), load_bot(str(C4 / f"{other}_bot.py"))]
+    records = play_games(lambda: as_multi_agent(connect_four_v3.env()), bots, 200, seed=0)
+    score = wdl(records, 0)
+    assert score.win_rate >= least, score
+
+
 def test_tictactoe_lookahead_wins_then_blocks() -> None:
     bot = load_bot(str(TTT / "lookahead_bot.py"))
     mask = np.ones(9, dtype=bool)

@@ -26,15 +26,35 @@ def seed(n: int) -> None:
 
 def act(observation: np.ndarray, action_mask: np.ndarray) -> int:
     """A winning column, else a blocking one, else a random safe one."""
+    mine, theirs, filled, legal = split(observation, action_mask)
+    forced = forced_move(mine, theirs, filled, legal)
+    return forced if forced is not None else choice(safe_columns(theirs, filled, legal))
+
+
+def split(observation: np.ndarray, action_mask: np.ndarray):
+    """The mover's pieces, the opponent's, the filled squares and the legal columns."""
     mine, theirs = observation[:, :, 0] > 0, observation[:, :, 1] > 0
-    filled = mine | theirs
-    legal = np.flatnonzero(action_mask)
+    return mine, theirs, mine | theirs, [int(c) for c in np.flatnonzero(action_mask)]
+
+
+def forced_move(mine: np.ndarray, theirs: np.ndarray, filled: np.ndarray,
+                legal: list[int]) -> int | None:
+    """A column that wins, else one that blocks the opponent's win, else None."""
     for board in (mine, theirs):
         for col in legal:
             if _lookahead.completes_line(board, _lookahead.landing_row(filled, col), col):
-                return int(col)
-    safe = [col for col in legal if not gives_win_above(theirs, filled, int(col))]
-    return int(_lookahead._rng.choice(safe or legal))  # its own module's RNG
+                return col
+    return None
+
+
+def safe_columns(theirs: np.ndarray, filled: np.ndarray, legal: list[int]) -> list[int]:
+    """The legal columns that give no win on the square above (all of them if none is safe)."""
+    return [col for col in legal if not gives_win_above(theirs, filled, col)] or legal
+
+
+def choice(columns: list[int]) -> int:
+    """One of ``columns`` at random, with this bot's own random numbers."""
+    return int(_lookahead._rng.choice(columns))
 
 
 def gives_win_above(theirs: np.ndarray, filled: np.ndarray, col: int) -> bool:
