@@ -31,7 +31,8 @@ def act(observation: np.ndarray, action_mask: np.ndarray) -> int:
     return forced if forced is not None else choice(safe_columns(theirs, filled, legal))
 
 
-def split(observation: np.ndarray, action_mask: np.ndarray):
+def split(observation: np.ndarray,
+          action_mask: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[int]]:
     """The mover's pieces, the opponent's, the filled squares and the legal columns."""
     mine, theirs = observation[:, :, 0] > 0, observation[:, :, 1] > 0
     return mine, theirs, mine | theirs, [int(c) for c in np.flatnonzero(action_mask)]
