@@ -25,7 +25,7 @@ Defaults come from :mod:`msagent.league.settings`, so the table and the dataclas
 from __future__ import annotations
 
 import re
-from typing import Annotated
+from typing import Annotated, Literal
 
 from pydantic import Field, field_validator, model_validator
 
@@ -136,6 +136,7 @@ class MainExploiterRoleSection(_RoleSection):
 
     pfsp_weighting: str = MainExploiterSettings.pfsp_weighting
     fallback_win_rate: float = Field(MainExploiterSettings.fallback_win_rate, ge=0, le=1)
+    reset_to: Literal["initial", "main"] = "initial"
 
 
 class LeagueExploiterRoleSection(_RoleSection):

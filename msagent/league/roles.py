@@ -173,8 +173,15 @@ class MainExploiterRole(Role):
     def reset_target(
         self, view: LeagueView, player: Player, rng: np.random.Generator
     ) -> PolicyRef | None:
-        """Its initial snapshot, after every snapshot but the first."""
-        return player.first_snapshot() if len(player.snapshots) > 1 else None
+        """After every snapshot but the first: its initial snapshot, or with ``reset_to =
+        "main"`` a main agent's newest snapshot (its own initial one while there is none)."""
+        if len(player.snapshots) <= 1:
+            return None
+        mains = {p.id for p in players_of(view, MAIN)}
+        newest = [h.ref for h in view.historical.values() if h.owner in mains]  # oldest first
+        if self.settings.reset_to == "main" and newest:
+            return newest[-1]
+        return player.first_snapshot()
 
 
 class LeagueExploiterRole(Role):

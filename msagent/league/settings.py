@@ -80,15 +80,25 @@ class MainSettings(SnapshotSettings):
 
 @dataclass(frozen=True)
 class MainExploiterSettings(SnapshotSettings):
-    """Main exploiters: play the main agents; reset to their initial snapshot after each snapshot.
+    """Main exploiters: play the main agents; reset after each snapshot.
 
     Attributes:
         fallback_win_rate: Below this win rate against a main agent, play PFSP over that main
             agent's snapshots instead.
+        reset_to: What a reset loads: ``"initial"`` (its own first snapshot, AlphaStar's rule)
+            or ``"main"`` (the newest snapshot of a main agent, so each new exploiter starts
+            as strong as the agent it hunts instead of from scratch).
     """
 
     pfsp_weighting: str = "variance"
     fallback_win_rate: float = 0.2
+    reset_to: str = "initial"
+
+    def __post_init__(self) -> None:
+        """Refuse a reset target that is not one of the two."""
+        if self.reset_to not in ("initial", "main"):
+            raise ValueError(f"main exploiter reset_to must be 'initial' or 'main', got "
+                             f"{self.reset_to!r}")
 
 
 @dataclass(frozen=True)

@@ -148,3 +148,20 @@ def test_main_pfsp_distribution_prefers_what_beats_it() -> None:
     assert set(dist) == {"main:0", "me:0", "le:0"}
     assert np.isclose(sum(dist.values()), 1.0)
     assert dist["me:0"] > dist["main:0"] == dist["le:0"]
+
+
+def test_main_exploiter_resets_to_mains_newest_snapshot_when_asked() -> None:
+    league = started(main_exploiter=MainExploiterSettings(reset_to="main"))
+    for version in (7, 9):
+        league.add_snapshot("main", ModelKey("main", version), version)
+    league.add_snapshot("le", ModelKey("le", 12), 12)  # newer, but not a main agent's
+    order = league.add_snapshot("me", ModelKey("me", 10), 10)
+    assert order.reset_to == PolicyRef.snapshot(ModelKey("main", 9))
+    assert league.players["me"].parent == "main:9"  # the lineage shows where it came from
+
+
+def test_main_exploiter_reset_to_an_unknown_target_is_refused() -> None:
+    import pytest
+
+    with pytest.raises(ValueError, match="reset_to must be 'initial' or 'main', got 'best'"):
+        MainExploiterSettings(reset_to="best")
