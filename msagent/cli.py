@@ -126,13 +126,15 @@ def evaluate(
     seed: int = typer.Option(0, help="Game g is reset with seed + g."),
     sample: bool = typer.Option(False, "--sample",
                                 help="Sample actions instead of taking the most likely."),
+    average: int = typer.Option(1, help="Play the mean of the player's newest N league "
+                                        "snapshots (RUN_DIR/snapshots) instead of its checkpoint."),
 ) -> None:
     """Play a run's player against an opponent; print win/draw/loss rates per seat."""
     from msagent.evaluate import evaluate_run, evaluation_table
 
     try:
         result = evaluate_run(run_dir, player, opponent=opponent, games=games, seed=seed,
-                              deterministic=not sample)
+                              deterministic=not sample, average=average)
     except UserError as exc:
         _fail(str(exc), USER_ERROR_EXIT)
     except Exception as exc:

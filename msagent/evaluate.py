@@ -61,7 +61,8 @@ class Evaluation:
 
 
 def evaluate_run(run_dir: str | Path, player: str = SINGLE_POLICY, *, opponent: str,
-                 games: int, seed: int = 0, deterministic: bool = True) -> Evaluation:
+                 games: int, seed: int = 0, deterministic: bool = True,
+                 average: int = 1) -> Evaluation:
     """Play ``player`` of the run's newest readable checkpoint against ``opponent``.
 
     Args:
@@ -73,13 +74,18 @@ def evaluate_run(run_dir: str | Path, player: str = SINGLE_POLICY, *, opponent: 
         games: Games to play; the player moves one seat each game.
         seed: Game ``g`` is reset with ``seed + g``; policies sample from it with ``--sample``.
         deterministic: Policies take their most likely legal action instead of sampling.
+        average: Above 1, play the mean of the player's newest ``average`` league snapshots
+            in ``RUN_DIR/snapshots`` (as ``[services.evaluator] average_snapshots`` does).
 
     Raises:
-        UserError: games < 1, the run directory or its checkpoint is missing or unreadable,
-            the player or the opponent is unknown (the message lists what can be used).
+        UserError: games < 1, average < 1, the run directory or its checkpoint is missing or
+            unreadable, the player or the opponent is unknown (the message lists what can be
+            used), or no snapshot of the player to average.
     """
     if games < 1:
         raise UserError(f"--games must be at least 1, got {games}")
+    if average < 1:
+        raise UserError(f"--average must be at least 1, got {average}")
     path, cfg = _open(run_dir)
     found = _checkpoint(path, cfg)
     players = _players(found)
@@ -88,7 +94,9 @@ def evaluate_run(run_dir: str | Path, player: str = SINGLE_POLICY, *, opponent: 
                         f"{', '.join(players)}")
     sc = cfg.scripts
     build = _builder(str(sc.env), str(sc.agent), dict(cfg.env))
-    me = _policy_actor(build(seed), _weights(found, player), deterministic)
+    weights, name = ((_weights(found, player), player) if average == 1
+                     else _averaged(path, player, average))
+    me = _policy_actor(build(seed), weights, deterministic)
     label, them = _opponent(opponent, path, cfg, found, build, seed + 1, deterministic)
 
     from msagent.user_scripts import game_factory
@@ -107,7 +115,7 @@ def evaluate_run(run_dir: str | Path, player: str = SINGLE_POLICY, *, opponent: 
                         f"{len(seats)} seat(s); evaluation needs two or more")
     actors: list[SeatActor] = [me] + [them] * (len(seats) - 1)
     records = play_games(make, actors, games, seed, rotate=True)
-    return Evaluation(path, found.step, player, label, tuple(str(s) for s in seats), games, seed,
+    return Evaluation(path, found.step, name, label, tuple(str(s) for s in seats), games, seed,
                       deterministic, wdl(records, 0))
 
 
@@ -214,6 +222,21 @@ def _weights(found: Checkpoint, player: str) -> dict[str, Any]:
     from msagent.services.learner_state import policy_weights
 
     return policy_weights(found.tensors, found.state, player if _is_league(found) else None)
+
+
+def _averaged(path: Path, player: str, count: int) -> tuple[dict[str, Any], str]:
+    """The mean weights of ``player``'s newest ``count`` snapshots in the run directory, and
+    the name the table gives them."""
+    from msagent.policy.averaging import mean_weights
+    from msagent.rundir import RunDir
+
+    files = RunDir(path).snapshots
+    keys = files.newest(player, count)
+    if not keys:
+        raise UserError(f"--average {count}: {files.folder} holds no snapshot of {player!r} "
+                        "(league runs write one per league snapshot)")
+    name = f"{player} (mean of {keys[0]}..{keys[-1]}, {len(keys)} snapshots)"
+    return mean_weights([files.load(k) for k in keys]), name
 
 
 def _builder(env_script: str, agent_script: str, env_params: dict[str, Any]) -> Callable[..., Any]:

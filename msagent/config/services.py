@@ -223,6 +223,8 @@ class EvaluatorSection(_Service):
         opponents: Participant ids (``"bot:random"``, ``"main:40"``); empty: every bot.
         deterministic: Take the most likely legal action instead of sampling.
         pause_s: Rest between rounds of 16 steps (evaluation takes little CPU from training).
+        average_snapshots: Above 1, evaluate the mean of the player's newest this many league
+            snapshots (parameter averaging) instead of its newest parameters.
     """
 
     num: int = Field(1, ge=0)
@@ -231,6 +233,7 @@ class EvaluatorSection(_Service):
     opponents: list[str] = Field(default_factory=list)
     deterministic: bool = True
     pause_s: float = Field(0.5, ge=0)
+    average_snapshots: int = Field(1, ge=1)
 
 
 class LeagueServiceSection(Section):

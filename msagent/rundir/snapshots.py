@@ -43,6 +43,12 @@ class SnapshotFiles:
         """The weights of snapshot ``key``."""
         return load_file(str(self.path(key)))
 
+    def newest(self, policy_id: str, count: int) -> list[ModelKey]:
+        """The keys of ``policy_id``'s newest ``count`` snapshot files, oldest first."""
+        versions = sorted(int(p.stem.rsplit("@", 1)[1]) for p in
+                          self.folder.glob(f"{_SAFE.sub('_', policy_id)}@*.safetensors"))
+        return [ModelKey(policy_id, v) for v in versions[-count:]] if count > 0 else []
+
     def missing(self, keys: list[ModelKey]) -> list[ModelKey]:
         """The keys among ``keys`` that have no file."""
         return [k for k in keys if not self.path(k).is_file()]

@@ -22,7 +22,7 @@ from msagent.policy import ActOutput, Policy
 from msagent.policy.cache import PolicyCache
 from msagent.runtime import Solver, subscribe
 from msagent.services.inference import PredictRequest, pull_weights
-from msagent.services.params import PolicyFollower, params_topic
+from msagent.services.params import Follower, PolicyFollower, params_topic
 from msagent.vocabulary import BOT, PLAYER, ModelKey, PolicyRef
 
 INFERENCE_WAIT_S = 60.0
@@ -53,6 +53,12 @@ class Acting:
             self._followers = {p: PolicyFollower(build(), p) for p in players}
             self.cache = PolicyCache(build, pull_weights, cache_size)
         self.stop = threading.Event()
+
+    def follow_with(self, player: str, follower: Follower) -> None:
+        """Play ``player``'s seats with ``follower`` instead of its topic (local acting only)."""
+        if self.central:
+            raise ValueError("follow_with needs local acting (central mode asks the servers)")
+        self._followers[player] = follower
 
     def __call__(self, groups: dict[PolicyRef, Group]) -> dict[PolicyRef, Acted]:
         """One decision per group: bots by script, policies locally or centrally."""

@@ -15,6 +15,7 @@ from msagent.services.acting import Acting
 from msagent.services.inference import PolicyScripts
 from msagent.services.league_client import report_results
 from msagent.services.looping import Looping
+from msagent.services.snapshot_average import SnapshotAverage
 from msagent.user_scripts import build_policy, game_factory
 from msagent.vocabulary import EpisodeResult, Match, PolicyRef
 
@@ -32,6 +33,9 @@ class EvaluatorSettings:
         deterministic: Act with the most likely legal action instead of sampling.
         report_to_league: Also report the games to ``LeagueService`` (bots join its payoff).
         pause_s: Rest between rounds of 16 steps.
+        average_snapshots: Above 1, play the mean of the player's newest this many league
+            snapshots instead of its newest parameters (never reported to the league, whose
+            payoff is about the player itself).
     """
 
     scripts: PolicyScripts
@@ -43,6 +47,7 @@ class EvaluatorSettings:
     report_to_league: bool = True
     pause_s: float = 0.5
     """Rest between rounds of 16 steps, so evaluation takes little CPU from training."""
+    average_snapshots: int = 1
 
 
 def evaluation_matches(player: str, opponents: list[str], seats: int = 2):
@@ -73,10 +78,16 @@ class Evaluator(Looping):
     def _loop(self) -> None:
         """Follow the player's parameters; play; keep and report the results."""
         sc, seed = self.s.scripts, self.s.scripts.seed + 7919 * (self.index + 1)
-        acting = Acting([self.s.player], lambda: build_policy(
-            sc.env_script, sc.agent_script, sc.env_params, seed), self.s.bots, 4, False,
-            deterministic=self.s.deterministic)
+
+        def build():
+            return build_policy(sc.env_script, sc.agent_script, sc.env_params, seed)
+
+        acting = Acting([self.s.player], build, self.s.bots, 4, False,
+                        deterministic=self.s.deterministic)
         acting.stop = self._stop
+        if self.s.average_snapshots > 1:
+            acting.follow_with(self.s.player, SnapshotAverage(build(), self.s.player,
+                                                              self.s.average_snapshots))
         acting.wait_for(self.s.player, 1)
         make = game_factory(sc.env_script, sc.env_params)
         games = [make() for _ in range(self.s.num_envs)]
@@ -87,7 +98,7 @@ class Evaluator(Looping):
             results = collector.take_results()
             with self._lock:
                 self._results.extend(results)
-            if self.s.report_to_league:
+            if self.s.report_to_league and self.s.average_snapshots <= 1:
                 report_results(results)
             self._stop.wait(self.s.pause_s)
             acting.refresh()

@@ -3,8 +3,23 @@
 from __future__ import annotations
 
 import threading
+from typing import Any, Protocol
 
 from msagent.runtime import follow, subscribe
+
+
+class Follower(Protocol):
+    """What acting needs of a player's policy source: the policy, the version it holds, and
+    ways to catch up (``PolicyFollower``; the evaluator's ``SnapshotAverage``)."""
+
+    policy: Any
+    version: int
+
+    def refresh(self) -> int:
+        """Adopt anything newer, never waiting; the version held."""
+
+    def wait_for(self, min_version: int, stop: threading.Event, poll_s: float = 0.5) -> int:
+        """Block until ``min_version`` is held, or ``stop``."""
 
 
 def params_topic(policy_id: str) -> str:

@@ -146,7 +146,7 @@ def _start_evaluator(cfg: TrainConfig, start, player: str) -> ServiceHandle | No
         return None
     settings = EvaluatorSettings(wiring.policy_scripts(cfg), ev.player or player, opponents,
                                  dict(cfg.league.bots), ev.num_envs, ev.deterministic,
-                                 pause_s=ev.pause_s)
+                                 pause_s=ev.pause_s, average_snapshots=ev.average_snapshots)
     return start(Evaluator, num=ev.num, resources=wiring._res(ev), args=(settings,))
 
 

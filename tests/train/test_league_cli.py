@@ -259,3 +259,25 @@ def test_league_without_a_league_checkpoint_is_refused(tmp_path: Path) -> None:
     result = runner.invoke(app, ["league", str(run.path)])
     assert result.exit_code == USER_ERROR_EXIT, result.output
     assert "no league checkpoint" in result.output and "learners" in result.output
+
+
+def test_evaluate_the_mean_of_the_newest_snapshots(run_dir: Path) -> None:
+    keys = RunDir(run_dir).snapshots.newest("main", 3)
+    assert len(keys) == 3 and keys[0].version < keys[-1].version
+    code, output = evaluate(run_dir, "--opponent", "random", "--games", str(GAMES),
+                            "--average", "3")
+    assert code == 0, output
+    check_table(output, "bot:random", GAMES)
+    assert f"mean of {keys[0]}..{keys[-1]}, 3 snapshots" in output
+    found = evaluate_run(run_dir, "main", opponent="bot:random", games=4, average=1)
+    assert found.player == "main"  # average 1: the checkpoint's own weights
+
+
+def test_evaluate_average_refuses_zero_and_a_player_without_snapshots(run_dir: Path) -> None:
+    code, output = evaluate(run_dir, "--opponent", "random", "--games", "2", "--average", "0")
+    assert code == USER_ERROR_EXIT and "--average must be at least 1, got 0" in output, output
+    empty = run_dir.parent / "no_snapshots"
+    shutil.copytree(run_dir, empty, ignore=shutil.ignore_patterns("snapshots"))
+    code, output = evaluate(empty, "--opponent", "random", "--games", "2", "--average", "2")
+    assert code == USER_ERROR_EXIT and "holds no snapshot of 'main'" in output, output
+    assert "Traceback" not in output

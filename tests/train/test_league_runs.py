@@ -57,3 +57,16 @@ def test_resume_restores_the_league_exactly_and_versions_go_on(inline_only: str,
     before = {h["ref"] for h in plan.league["historical"]}
     assert before <= {h["ref"] for h in again["historical"]}  # no snapshot forgotten
     assert again["reported"] > plan.league["reported"]  # counts went on from the saved ones
+
+
+def test_an_evaluator_averaging_snapshots_plays_and_keeps_its_games_from_the_league(
+        inline_only: str, tmp_path: Path) -> None:
+    cfg = league_config(tmp_path, "local", "run.stop.time_s=15",
+                        "league.roles.main.snapshot_every_updates=3",
+                        "services.evaluator.average_snapshots=3",
+                        'services.evaluator.opponents=["bot:random"]')
+    result = run_training(cfg, RunDir.create(cfg.run.root, cfg.run.name))
+    rate, games = eval_win_rate(result, "bot:random")
+    assert games >= 20, games  # the averaged player played
+    # its games are not the player's own, so the league never saw the bot
+    assert "bot:random" not in result["league"]["ladder"]
