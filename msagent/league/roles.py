@@ -177,10 +177,11 @@ class MainExploiterRole(Role):
         "main"`` a main agent's newest snapshot (its own initial one while there is none)."""
         if len(player.snapshots) <= 1:
             return None
-        mains = {p.id for p in players_of(view, MAIN)}
-        newest = [h.ref for h in view.historical.values() if h.owner in mains]  # oldest first
-        if self.settings.reset_to == "main" and newest:
-            return newest[-1]
+        if self.settings.reset_to == "main":
+            mains = {p.id for p in players_of(view, MAIN)}
+            newest = [h.ref for h in view.historical.values() if h.owner in mains]  # oldest first
+            if newest:
+                return newest[-1]
         return player.first_snapshot()
 
 
