@@ -11,13 +11,22 @@ from typing import Any
 _MARK_SPACING_S = 0.1
 """Step marks closer than this are merged, so the rate window holds ~50 marks at most."""
 
+_GAPS_PER_WINDOW = 3.0
+"""The rate window spans at least this many of the usual gaps between step reports: a slow
+game's workers report steps in bursts seconds apart, and a fixed 5 s window would read 0
+between two bursts."""
+
+_GAP_SMOOTHING = 0.3
+"""Weight of the newest gap in the running mean of gaps between step reports."""
+
 
 class Metrics:
     """Thread-safe counters for progress, TensorBoard and stop criteria.
 
     Args:
         window: Episodes averaged into ``mean_return`` and ``mean_length``.
-        rate_window_s: Seconds over which ``steps_per_s`` is measured.
+        rate_window_s: Seconds over which ``steps_per_s`` is measured, at least (the window
+            grows to span three of the usual gaps when steps are reported in slow bursts).
         clock: Monotonic time source (injectable for tests).
     """
 
@@ -33,6 +42,7 @@ class Metrics:
         self._returns: deque[float] = deque(maxlen=window)
         self._lengths: deque[int] = deque(maxlen=window)
         self._marks: deque[tuple[float, int]] = deque([(self._start, 0)])
+        self._gap = 0.0
         self._env_steps = self._episodes = self._updates = 0
         self._losses: dict[str, float] = {}
         self._policy_version: int | None = None
@@ -50,6 +60,9 @@ class Metrics:
         with self._lock:
             self._env_steps += int(n)
             now = self._clock()
+            gap = now - self._marks[-1][0]
+            self._gap = gap if self._gap == 0.0 else (
+                _GAP_SMOOTHING * gap + (1 - _GAP_SMOOTHING) * self._gap)
             if len(self._marks) > 1 and now - self._marks[-2][0] < _MARK_SPACING_S:
                 self._marks.pop()
             self._marks.append((now, self._env_steps))
@@ -111,10 +124,12 @@ class Metrics:
             self._lengths.extend(int(n) for n in state.get("lengths", []))
             self._counters = {k: int(v) for k, v in state.get("counters", {}).items()}
             self._marks = deque([(self._clock(), self._env_steps)])
+            self._gap = 0.0
 
     def _rate(self, now: float) -> float:
-        """Steps per second since the last mark at or before ``now - rate_window_s``."""
-        cutoff = now - self.rate_window_s
+        """Steps per second since the last mark at or before the window's start (the window:
+        ``rate_window_s``, or three usual gaps between step reports if longer)."""
+        cutoff = now - max(self.rate_window_s, _GAPS_PER_WINDOW * self._gap)
         while len(self._marks) > 1 and self._marks[1][0] <= cutoff:
             self._marks.popleft()
         t0, steps0 = self._marks[0]

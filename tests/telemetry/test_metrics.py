@@ -45,6 +45,20 @@ def test_rate_decays_when_steps_stop() -> None:
     assert metrics.snapshot()["steps_per_s"] == pytest.approx(0.0)
 
 
+def test_steps_in_slow_bursts_read_as_a_rate_between_bursts() -> None:
+    # A slow game's workers report 4,000 steps every 15 s: 10 s after a burst the rate is
+    # still there (a fixed 5 s window read 0), and a minute after the last one it is gone.
+    clock = FakeClock()
+    metrics = Metrics(rate_window_s=5.0, clock=clock)
+    for _ in range(6):
+        clock.now += 15.0
+        metrics.add_env_steps(4000)
+    clock.now += 10.0
+    assert 4000 / 25 <= metrics.snapshot()["steps_per_s"] <= 4000 / 15
+    clock.now += 60.0
+    assert metrics.snapshot()["steps_per_s"] == pytest.approx(0.0)
+
+
 def test_frequent_adds_stay_accurate_and_bounded() -> None:
     clock = FakeClock()
     metrics = Metrics(rate_window_s=5.0, clock=clock)
