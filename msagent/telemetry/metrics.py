@@ -57,6 +57,8 @@ class Metrics:
 
     def add_env_steps(self, n: int) -> None:
         """Add ``n`` environment steps (all envs together) to the total and the rate."""
+        if n <= 0:  # an empty report (a poll between bursts) is not a step report
+            return
         with self._lock:
             self._env_steps += int(n)
             now = self._clock()
