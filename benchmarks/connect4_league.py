@@ -31,15 +31,17 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from train_proc import train_lines  # noqa: E402
+
+from msagent.config.schema import TrainConfig  # noqa: E402
 EXAMPLE = ROOT / "examples" / "connect4_league.toml"
 TARGETS = {"bot:random": 0.99, "bot:lookahead": 0.90}
 EVAL = re.compile(r"eval/(bot:\w+)/seat(\d)=([\d.]+)\((\d+)\)")
 
 
-def throughput(seconds: float, snapshots: int = 24, envs: int = 32,
-               repeat: int = 32, cache: int = 32) -> dict[str, float]:
+def throughput(seconds: float, cfg: TrainConfig, snapshots: int = 24, envs: int = 32,
+               cache: int = 32) -> dict[str, float]:
     """Env steps/s of self-play and of play against a pool of frozen snapshots, with the
-    worker's match queue (each draw played ``repeat`` times) and policy cache."""
+    worker's match queue (each draw played ``games_per_draw`` times) and policy cache."""
     from msagent.envs.collector import Acted
     from msagent.envs.match_collector import MatchCollector
     from msagent.policy.cache import PolicyCache
@@ -47,16 +49,15 @@ def throughput(seconds: float, snapshots: int = 24, envs: int = 32,
     from msagent.user_scripts import build_policy, game_factory
     from msagent.vocabulary import Match, ModelKey, PolicyRef
 
-    from msagent.config.loader import load_config
-
-    scripts = load_config(EXAMPLE).scripts  # the example's own agent and env
-    env, agent = str(scripts.env), str(scripts.agent)
-    main = build_policy(env, agent, {}, 0)
+    env, agent = str(cfg.scripts.env), str(cfg.scripts.agent)  # the learning run's own scripts
+    env_kwargs = dict(cfg.env)
+    repeat = cfg.services.env_worker.games_per_draw
+    main = build_policy(env, agent, env_kwargs, 0)
     rng = np.random.default_rng(0)
     pool = {ModelKey("main", v): {k: w + rng.normal(0, 0.01, w.shape).astype(w.dtype)
                                   for k, w in main.get_weights().items()}
             for v in range(1, snapshots + 1)}
-    cache = PolicyCache(lambda: build_policy(env, agent, {}, 0), pool.__getitem__, cache)
+    cache = PolicyCache(lambda: build_policy(env, agent, env_kwargs, 0), pool.__getitem__, cache)
 
     def act(groups):
         out = {}
@@ -85,7 +86,7 @@ def throughput(seconds: float, snapshots: int = 24, envs: int = 32,
     def self_play(k: int) -> Match:
         return Match((PolicyRef.player("main"),) * 2, int(rng.integers(2)))
 
-    make = game_factory(env, {})
+    make = game_factory(env, env_kwargs)
     rates: dict[str, list[float]] = {"self-play": [], "league": []}
     for _ in range(2):
         for name, matches in (("self-play", self_play), ("league", league_match)):
@@ -148,8 +149,10 @@ def main() -> None:
     if args.throughput_s > 0:
         from msagent.config.loader import load_config
 
-        repeat = load_config(EXAMPLE).services.env_worker.games_per_draw
-        t = throughput(args.throughput_s, repeat=repeat)
+        cfg = load_config(args.config.resolve(), args.overrides)  # as the learning run
+        repeat = cfg.services.env_worker.games_per_draw
+        t = throughput(args.throughput_s, cfg)
+        print(f"agent {cfg.scripts.agent}", flush=True)
         print(f"throughput, one env worker loop, 32 games: self-play {t['self-play']:,.0f} "
               f"env steps/s; league (24 frozen snapshots, each draw played {repeat} times, LRU cache "
               f"of 32, {t['cache_misses']} "

@@ -14,7 +14,8 @@ population holds (``br gap`` in the RL PSRO runs). This isolates that oracle fro
    them), for about ``--games`` games, as one best response of an RL PSRO run is trained.
 3. The trained network, turned into a table over information states, is measured exactly:
    what it wins against the mixture in each seat, what an exact best response wins, and the
-   gap summed over seats (the ``br gap`` of an RL PSRO iteration; 0 is a perfect oracle).
+   gap summed over seats (the ``br gap`` of an RL PSRO iteration; 0 is a perfect oracle),
+   both for the network as trained (sampling) and for its most likely action (greedy).
 """
 
 from __future__ import annotations
@@ -128,17 +129,25 @@ def train_against(config: Path, root: Path, games: int, steps_per_game: float,
     return run_dir, json.loads(result.read_text())
 
 
+def greedy(table: np.ndarray) -> np.ndarray:
+    """The table's most likely action at each information state, with probability 1."""
+    return np.eye(table.shape[1])[table.argmax(axis=1)]
+
+
 def measure(tree, inputs, profile: list[np.ndarray], run_dir: Path) -> list[tuple]:
-    """Per seat: (the trained player's value against the mixture, an exact best response's)."""
+    """Per seat: the trained player's value against the mixture (sampling from its
+    probabilities, and taking its most likely action), and an exact best response's."""
     from msagent.exporting.run_export import load_run_policy
 
     policy, _, _ = load_run_policy(run_dir, "main")
     rows = []
     for seat in range(tree.num_players):
-        trial = list(profile)
-        trial[seat] = inputs.table(policy, seat)
-        got = float(exact.expected_returns(tree, trial)[seat])
-        rows.append((got, float(exact.best_response(tree, profile, seat)[1])))
+        values = []
+        for table in (inputs.table(policy, seat), greedy(inputs.table(policy, seat))):
+            trial = list(profile)
+            trial[seat] = table
+            values.append(float(exact.expected_returns(tree, trial)[seat]))
+        rows.append((*values, float(exact.best_response(tree, profile, seat)[1])))
     return rows
 
 
@@ -166,10 +175,11 @@ def main() -> None:
         rows = measure(tree, inputs, profile, run_dir)
     print(f"trained {result.get('episodes', 0):,} games, {result.get('updates', 0)} updates "
           f"in {time.time() - start:.0f} s ({' '.join(args.overrides) or 'example settings'})")
-    for seat, (got, best) in enumerate(rows):
-        print(f"  seat {seat}: trained {got:+.3f}  exact best response {best:+.3f}  "
-              f"gap {best - got:.3f}")
-    print(f"br gap (summed over seats): {sum(b - g for g, b in rows):.3f}")
+    for seat, (got, top, best) in enumerate(rows):
+        print(f"  seat {seat}: trained {got:+.3f} (greedy {top:+.3f})  exact best response "
+              f"{best:+.3f}  gap {best - got:.3f} (greedy {best - top:.3f})")
+    print(f"br gap (summed over seats): {sum(b - g for g, _, b in rows):.3f}; "
+          f"greedy: {sum(b - t for _, t, b in rows):.3f}")
 
 
 if __name__ == "__main__":

@@ -1,4 +1,5 @@
-"""The Connect Four example's env script: the landing plane beside PettingZoo's two planes."""
+"""The Connect Four example's env script: the landing and threat planes beside PettingZoo's two
+planes."""
 
 from __future__ import annotations
 
@@ -14,10 +15,15 @@ EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "connect4"
 connect4_env = load_script(str(EXAMPLE / "connect4_env.py"))
 
 
-def lockstep_games(seed: int):
-    """The same random game with and without the landing plane; pairs of observations."""
+lookahead = load_script(str(EXAMPLE / "bots" / "lookahead_bot.py"))
+
+
+def lockstep_games(seed: int, **planes: bool):
+    """The same random game without and with the extra planes (default: the landing plane);
+    pairs of observations."""
     rng = np.random.default_rng(seed)
-    plain, landing = as_multi_agent(connect4_env.make_env()), connect4_env.make_env(True)
+    plain = as_multi_agent(connect4_env.make_env())
+    landing = connect4_env.make_env(**(planes or {"landing_plane": True}))
     a, b = plain.reset(seed=seed), landing.reset(seed=seed)
     pairs = []
     while not a.done:
@@ -49,6 +55,38 @@ def test_the_landing_plane_marks_each_columns_lowest_empty_square() -> None:
             checker.check_obs(with_plane[None], step)  # within the declared space
             np.testing.assert_array_equal(with_plane[:, :, :2], plain)
             np.testing.assert_array_equal(with_plane[:, :, 2], lowest_empty(plain))
+
+
+def threat_squares(board: np.ndarray) -> np.ndarray:
+    """The empty squares where a piece of ``board``'s owner completes four, by the lookahead
+    bot's own line rule, square by square."""
+    filled = board.any(axis=2)
+    return np.array([[not filled[r, c] and lookahead.completes_line(board[:, :, 0] > 0, r, c)
+                      for c in range(7)] for r in range(6)])
+
+
+def test_the_threat_planes_mark_every_square_that_completes_four() -> None:
+    game = connect4_env.make_env(landing_plane=True, threat_planes=True)
+    assert game.observation_space.shape == (6, 7, 5)
+    marked = 0
+    for seed in range(12):
+        for plain, seen in lockstep_games(seed, landing_plane=True, threat_planes=True):
+            assert seen.shape == (6, 7, 5) and seen.dtype == np.int8
+            np.testing.assert_array_equal(seen[:, :, :2], plain)
+            np.testing.assert_array_equal(seen[:, :, 2], lowest_empty(plain))
+            np.testing.assert_array_equal(seen[:, :, 3], threat_squares(plain))
+            np.testing.assert_array_equal(seen[:, :, 4], threat_squares(plain[:, :, ::-1]))
+            marked += int(seen[:, :, 3:].sum())
+    assert marked > 20  # random games do make threats: the planes are not all zeros
+
+
+def test_a_row_of_three_threatens_both_ends_and_a_column_its_top() -> None:
+    board = np.zeros((6, 7, 2), np.int8)
+    board[5, 1:4, 0] = 1          # the mover: three in the bottom row, columns 1-3
+    board[3:6, 6, 1] = 1          # the opponent: three stacked in column 6
+    seen = connect4_env.threat_planes(board)
+    assert {tuple(x) for x in np.argwhere(seen[:, :, 0])} == {(5, 0), (5, 4)}
+    assert {tuple(x) for x in np.argwhere(seen[:, :, 1])} == {(2, 6)}
 
 
 def test_without_the_plane_the_example_sees_pettingzoos_two_planes() -> None:
