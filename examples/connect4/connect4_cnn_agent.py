@@ -1,7 +1,8 @@
 """The Connect Four league's agent (``examples/connect4_league.toml``): a small CNN.
 
-Two padded 3x3 convolutions see the (6, 7, 2) board planes, so a pattern (three in a row, a
-threat to block) is recognised wherever it is on the board; one torso feeds the actor and the
+Two padded 3x3 convolutions see the board planes ((6, 7, 5) in the example: the two sides'
+pieces, where each column's piece lands, and the squares where each side would complete four),
+so a pattern is recognised wherever it is on the board; one torso feeds the actor and the
 critic head (``shared=True``), which halves its cost on a CPU. The board looks the same in a
 mirror: ``symmetries=[MIRROR]`` makes the learner also train on each position mirrored left to
 right, with the mirrored move. It is off by default: in 30-minute league runs on this 2-core
