@@ -24,6 +24,11 @@ def make_env(landing_plane: bool = False, threat_planes: bool = False) -> Any:
     return ThreatPlanes(game) if threat_planes else game
 
 
+def more_planes(space: gym.spaces.Box, planes: int) -> gym.spaces.Box:
+    """The (rows, cols, C) board space with ``planes`` more 0/1 planes of the same dtype."""
+    return gym.spaces.Box(0, 1, space.shape[:2] + (space.shape[2] + planes,), dtype=space.dtype)
+
+
 class LandingPlane(ObservationWrapper):
     """Appends a plane with a 1 on each column's lowest empty square.
 
@@ -37,9 +42,7 @@ class LandingPlane(ObservationWrapper):
     def __init__(self, env: Any) -> None:
         """One int8 plane more, in [0, 1]."""
         super().__init__(env)
-        space = self.observation_space
-        shape = space.shape[:2] + (space.shape[2] + 1,)
-        self.observation_space = gym.spaces.Box(0, 1, shape, dtype=space.dtype)
+        self.observation_space = more_planes(self.observation_space, 1)
 
     def observation(self, seat: int, obs: np.ndarray) -> np.ndarray:
         """The board planes and the landing plane."""
@@ -82,9 +85,7 @@ class ThreatPlanes(ObservationWrapper):
     def __init__(self, env: Any) -> None:
         """Two int8 planes more, in [0, 1]."""
         super().__init__(env)
-        space = self.observation_space
-        shape = space.shape[:2] + (space.shape[2] + 2,)
-        self.observation_space = gym.spaces.Box(0, 1, shape, dtype=space.dtype)
+        self.observation_space = more_planes(self.observation_space, 2)
 
     def observation(self, seat: int, obs: np.ndarray) -> np.ndarray:
         """The planes so far, the mover's threat squares and the opponent's."""
