@@ -30,9 +30,9 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
+from msagent.config.schema import TrainConfig  # noqa: E402
 from train_proc import train_lines  # noqa: E402
 
-from msagent.config.schema import TrainConfig  # noqa: E402
 EXAMPLE = ROOT / "examples" / "connect4_league.toml"
 TARGETS = {"bot:random": 0.99, "bot:lookahead": 0.90}
 EVAL = re.compile(r"eval/(bot:\w+)/seat(\d)=([\d.]+)\((\d+)\)")
@@ -152,7 +152,7 @@ def main() -> None:
         cfg = load_config(args.config.resolve(), args.overrides)  # as the learning run
         repeat = cfg.services.env_worker.games_per_draw
         t = throughput(args.throughput_s, cfg)
-        print(f"agent {cfg.scripts.agent}", flush=True)
+        print(f"agent {cfg.scripts.agent}, env {dict(cfg.env) or 'as given'}", flush=True)
         print(f"throughput, one env worker loop, 32 games: self-play {t['self-play']:,.0f} "
               f"env steps/s; league (24 frozen snapshots, each draw played {repeat} times, LRU cache "
               f"of 32, {t['cache_misses']} "
