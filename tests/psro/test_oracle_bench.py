@@ -45,3 +45,9 @@ def test_the_exact_mixture_gets_less_exploitable_with_iterations() -> None:
     _, _, first = bench.exact_mixture("kuhn_poker", 0)
     _, profile, later = bench.exact_mixture("kuhn_poker", 6)
     assert later < first / 2 and len(profile) == 2
+
+
+def test_the_greedy_table_plays_each_states_most_likely_action_for_sure() -> None:
+    table = np.array([[0.2, 0.5, 0.3], [0.0, 0.1, 0.9], [0.6, 0.4, 0.0]])
+    greedy = _bench().greedy(table)
+    np.testing.assert_array_equal(greedy, [[0, 1, 0], [0, 0, 1], [1, 0, 0]])
