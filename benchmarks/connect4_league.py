@@ -97,7 +97,7 @@ def throughput(seconds: float, cfg: TrainConfig, snapshots: int = 24, envs: int 
                 steps += envs * 16
             rates[name].append(steps / (time.perf_counter() - start))
     out = {name: float(np.mean(r)) for name, r in rates.items()}
-    out["cache_misses"] = cache.misses
+    out["cache_misses"], out["games_per_draw"] = cache.misses, repeat
     return out
 
 
@@ -150,14 +150,13 @@ def main() -> None:
         from msagent.config.loader import load_config
 
         cfg = load_config(args.config.resolve(), args.overrides)  # as the learning run
-        repeat = cfg.services.env_worker.games_per_draw
         t = throughput(args.throughput_s, cfg)
         print(f"agent {cfg.scripts.agent}, env {dict(cfg.env) or 'as given'}", flush=True)
         print(f"throughput, one env worker loop, 32 games: self-play {t['self-play']:,.0f} "
-              f"env steps/s; league (24 frozen snapshots, each draw played {repeat} times, LRU cache "
-              f"of 32, {t['cache_misses']} "
-              f"misses) {t['league']:,.0f} env steps/s = {t['league'] / t['self-play']:.2f}x "
-              "(target >= 0.8x)", flush=True)
+              f"env steps/s; league (24 frozen snapshots, each draw played "
+              f"{t['games_per_draw']} times, LRU cache of 32, {t['cache_misses']} misses) "
+              f"{t['league']:,.0f} env steps/s = {t['league'] / t['self-play']:.2f}x (target >= 0.8x)",
+              flush=True)
     if args.minutes > 0:
         curve = learn(args.minutes, args.overrides, args.config.resolve())
         for opponent, when in reached(curve).items():

@@ -142,8 +142,8 @@ def measure(tree, inputs, profile: list[np.ndarray], run_dir: Path) -> list[tupl
     policy, _, _ = load_run_policy(run_dir, "main")
     rows = []
     for seat in range(tree.num_players):
-        values = []
-        for table in (inputs.table(policy, seat), greedy(inputs.table(policy, seat))):
+        values, sampled = [], inputs.table(policy, seat)
+        for table in (sampled, greedy(sampled)):
             trial = list(profile)
             trial[seat] = table
             values.append(float(exact.expected_returns(tree, trial)[seat]))
