@@ -44,6 +44,10 @@ class NetworkConfig:
             made for 84x84 frames), ``"strided"`` (four 3x3/2 convolutions of 32 channels, the
             A3C stack made for 42x42 frames), ``"grid"`` (two padded 3x3/1 convolutions, for
             board planes), or ``"auto"``: grid below 36 pixels a side, else Nature.
+        actor_inputs: the actor reads only the first N features of the flat observation, the
+            critic all of them (0: both read everything). The rest is information for the critic
+            alone, such as an opponent's hidden cards: a lower-variance value baseline in
+            training that acting never sees (feed-forward MLP policies only).
     """
 
     hidden: tuple[int, ...] = (64, 64)
@@ -54,11 +58,17 @@ class NetworkConfig:
     lstm: int = 0
     shared: bool = False
     cnn: str = "auto"
+    actor_inputs: int = 0
 
     def __post_init__(self) -> None:
-        """Refuse an unknown convolution stack by name."""
+        """Refuse an unknown convolution stack by name, and an actor split where it cannot be."""
         if self.cnn not in CNN_KINDS:
             raise ConfigError(f"unknown cnn {self.cnn!r}; choose from {list(CNN_KINDS)}")
+        if self.actor_inputs < 0:
+            raise ConfigError(f"actor_inputs must be >= 0, got {self.actor_inputs}")
+        if self.actor_inputs and (self.lstm or self.shared):
+            raise ConfigError("actor_inputs needs separate feed-forward towers: it cannot be "
+                              "combined with lstm or shared")
 
 
 def activation(name: str) -> type[nn.Module]:
@@ -85,15 +95,23 @@ class MLP(nn.Sequential):
         out_dim: int,
         act: str = "tanh",
         out_gain: float = 1.0,
+        reads: int = 0,
     ) -> None:
-        """Build the layers with orthogonal init; ``out_gain`` scales the output layer."""
+        """Build the layers with orthogonal init; ``out_gain`` scales the output layer;
+        ``reads`` > 0: only the first ``reads`` of the ``in_dim`` input features are read."""
         layers: list[nn.Module] = []
+        in_dim = reads or in_dim
         for width in hidden:
             layers += [init_layer(nn.Linear(in_dim, width)), activation(act)()]
             in_dim = width
         layers.append(init_layer(nn.Linear(in_dim, out_dim), out_gain))
         super().__init__(*layers)
         self.act_name = act
+        self.reads = reads
+
+    def forward(self, x: Tensor) -> Tensor:
+        """The outputs, from the first ``reads`` features only when set."""
+        return super().forward(x[..., : self.reads] if self.reads else x)
 
     def linears(self) -> list[nn.Linear]:
         """The linear layers in order (what fused inference packs)."""
@@ -240,18 +258,31 @@ class ActorCritic(TwoTowers):
         """Build both towers for ``obs_shape``; the actor's last layer starts near zero."""
         super().__init__()
         config = config or NetworkConfig()
-        self._build(_tower(obs_shape, out_dim, config, gain=0.01),
-                    _tower(obs_shape, 1, config, gain=1.0), out_dim, continuous, config)
+        actor = (_actor_part(obs_shape, out_dim, config) if config.actor_inputs
+                 else _tower(obs_shape, out_dim, config, gain=0.01))
+        self._build(actor, _tower(obs_shape, 1, config, gain=1.0), out_dim, continuous, config)
 
     def forward(self, obs: Tensor) -> tuple[Tensor, Tensor]:
         """Actor outputs ``[N, out_dim]`` and values ``[N]``."""
         return self.actor(obs), self.critic(obs).squeeze(-1)
 
 
+def _actor_part(obs_shape: Sequence[int], out_dim: int, config: NetworkConfig) -> MLP:
+    """The actor MLP over the first ``config.actor_inputs`` features of a flat observation."""
+    if len(obs_shape) != 1 or not 0 < config.actor_inputs < obs_shape[0]:
+        raise ConfigError(f"actor_inputs = {config.actor_inputs} needs a flat observation of "
+                          f"more features, got shape {tuple(obs_shape)} (flatten = true "
+                          "flattens a Box observation)")
+    return MLP(obs_shape[0], config.hidden, out_dim, config.activation, 0.01,
+               reads=config.actor_inputs)
+
+
 def _pack(actor: nn.Linear, critic: nn.Linear, first: bool) -> tuple[Tensor, Tensor]:
-    """One fused layer: stacked weights for the shared input, block-diagonal afterwards."""
+    """One fused layer: stacked weights for the shared input (an actor reading fewer inputs
+    gets zero weights for the others), block-diagonal afterwards."""
     if first:
-        weight = torch.cat([actor.weight, critic.weight], dim=0)
+        unread = critic.weight.shape[1] - actor.weight.shape[1]
+        weight = torch.cat([nn.functional.pad(actor.weight, (0, unread)), critic.weight], dim=0)
     else:
         weight = torch.block_diag(actor.weight, critic.weight)
     return weight.detach().t().contiguous(), torch.cat([actor.bias, critic.bias]).detach()
