@@ -116,7 +116,19 @@ def build_policy(env_script: str, agent_script: str, env_params: dict[str, Any],
     finally:
         getattr(env, "close", lambda: None)()
     policy = script_function(agent_script, "make_policy")(*spaces, seed=seed)
-    return check_policy(policy, agent_script)
+    return _check_privileged(env, check_policy(policy, agent_script), agent_script)
+
+
+def _check_privileged(env: Any, policy: Policy, agent_script: str) -> Policy:
+    """The policy, unless the env hands out hidden information its actor would read: an
+    env with ``own_size`` privileged observations needs ``actor_inputs = own_size``."""
+    own = getattr(env, "own_size", None) if getattr(env, "privileged", False) else None
+    if own is not None and policy.network.actor_inputs != own:
+        raise ScriptError(f"{agent_script}: the env's observations carry other seats' hidden "
+                          f"information after the seat's own {own} features, but the actor "
+                          f"reads {policy.network.actor_inputs or 'all'} of them; use "
+                          f"NetworkConfig(actor_inputs={own})")
+    return policy
 
 
 def _spaces_of(env: Any, env_script: str) -> Any:

@@ -70,3 +70,12 @@ def test_make_env_without_step_names_step(tmp_path: Path) -> None:
     env = _script(tmp_path, "env.py", text)
     with pytest.raises(ScriptError, match=r"returned Half, which has no step; it must return"):
         build_policy(env, _script(tmp_path, "a.py", AGENT), {})
+
+
+def test_a_privileged_env_needs_an_actor_that_reads_its_own_part_only() -> None:
+    examples = Path(__file__).resolve().parents[2] / "examples" / "openspiel"
+    env, params = str(examples / "openspiel_env.py"), {"game": "kuhn_poker", "privileged": True}
+    with pytest.raises(ScriptError, match=r"actor reads all.*actor_inputs=11"):
+        build_policy(env, str(examples / "openspiel_agent.py"), params)
+    policy = build_policy(env, str(examples / "openspiel_privileged_agent.py"), params)
+    assert policy.obs_shape == (22,) and policy.network.actor_inputs == 11

@@ -9,7 +9,7 @@ import pytest
 
 from msagent.envs.adapters import as_multi_agent
 from msagent.envs.adapters.openspiel import OpenSpielAdapter
-from msagent.errors import IllegalActionError
+from msagent.errors import IllegalActionError, ScriptError
 
 
 def test_tic_tac_toe_is_turn_based_with_observation_tensors() -> None:
@@ -78,3 +78,26 @@ def test_illegal_action_is_refused_and_the_game_goes_on() -> None:
     with pytest.raises(IllegalActionError, match="action 9"):
         env.step({1: 9})
     assert env.step({1: 0}).to_act == (0,) and turn.to_act == (1,)
+
+
+def test_privileged_observations_append_the_other_seats_information_state() -> None:
+    game = pyspiel.load_game("kuhn_poker")
+    env = OpenSpielAdapter(game, privileged=True)
+    assert env.own_size == 11 and env.observation_space.shape == (22,)
+    plain = OpenSpielAdapter(game)
+    for seed in range(6):
+        turn, same = env.reset(seed=seed), plain.reset(seed=seed)
+        obs = turn.obs[0]
+        assert np.array_equal(obs[:11], same.obs[0])  # the seat's own tensor comes first
+        opponent = env._state.information_state_tensor(1)
+        assert np.array_equal(obs[11:], np.asarray(opponent, np.float32))
+        turn = env.step({0: 0})  # player 1 to act: its own tensor first, then player 0's
+        assert np.array_equal(turn.obs[1][11:],
+                              np.asarray(env._state.information_state_tensor(0), np.float32))
+    cards = {int(np.argmax(env.reset(seed=s).obs[0][11 + 2:11 + 5])) for s in range(20)}
+    assert len(cards) == 3  # the opponent's private card is in the critic's part
+
+
+def test_privileged_observations_need_a_flat_information_state_tensor() -> None:
+    with pytest.raises(ScriptError, match="tic_tac_toe.*information-state tensor"):
+        OpenSpielAdapter(pyspiel.load_game("tic_tac_toe"), privileged=True)

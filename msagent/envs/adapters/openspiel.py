@@ -15,15 +15,25 @@ import numpy as np
 
 from msagent.envs.adapters.base import check_action, check_seats, mask_of, seat_names
 from msagent.envs.multi_agent import Turn
+from msagent.errors import ScriptError
 
 INVALID_ACTION = -1
 """What a seat without a legal action plays at a simultaneous node (``pyspiel.INVALID_ACTION``)."""
 
 
 class OpenSpielAdapter:
-    """A ``pyspiel.Game`` as a :class:`~msagent.envs.multi_agent.MultiAgentEnv`."""
+    """A ``pyspiel.Game`` as a :class:`~msagent.envs.multi_agent.MultiAgentEnv`.
 
-    def __init__(self, game: Any, label: str = "") -> None:
+    Args:
+        game: The OpenSpiel game.
+        label: Its name in error messages (default: the game's short name).
+        privileged: Each seat's observation is its own information-state tensor followed by
+            every other seat's, in seat order: hidden information for a critic alone, to be
+            cut off the actor's input (``NetworkConfig(actor_inputs=own_size)``, where
+            ``own_size`` is :attr:`own_size`). Games with flat information-state tensors only.
+    """
+
+    def __init__(self, game: Any, label: str = "", privileged: bool = False) -> None:
         self.game = game
         self.label = label or game.get_type().short_name
         self.seats = seat_names(game.num_players())
@@ -31,6 +41,15 @@ class OpenSpielAdapter:
         self._info_state = bool(game.get_type().provides_information_state_tensor)
         shape = (game.information_state_tensor_shape() if self._info_state
                  else game.observation_tensor_shape())
+        self.own_size = int(np.prod(shape))
+        """Features of the seat's own tensor (the whole observation unless ``privileged``)."""
+        self.privileged = privileged
+        if privileged:
+            if not self._info_state or len(shape) != 1:
+                has = f"shape {tuple(shape)}" if self._info_state else "none"
+                raise ScriptError(f"{self.label}: privileged observations need a flat "
+                                  f"information-state tensor, the game has {has}")
+            shape = (self.own_size * len(self.seats),)
         self.observation_space = gym.spaces.Box(-np.inf, np.inf, tuple(shape), np.float32)
         self.action_space = gym.spaces.Discrete(self._num_actions)
         self._rng = np.random.default_rng()
@@ -92,7 +111,12 @@ class OpenSpielAdapter:
 
     def observe(self, state: Any, player: int) -> np.ndarray:
         """The player's information-state (or observation) tensor as float32 (what the seat
-        sees; also used to turn a policy into a table over information states)."""
+        sees; also used to turn a policy into a table over information states), then the
+        other seats' when ``privileged``."""
+        if self.privileged:
+            order = [player] + [p for p in range(len(self.seats)) if p != player]
+            return np.concatenate([np.asarray(state.information_state_tensor(p), np.float32)
+                                   for p in order])
         tensor = (state.information_state_tensor(player) if self._info_state
                   else state.observation_tensor(player))
         return np.asarray(tensor, dtype=np.float32).reshape(self.observation_space.shape)
