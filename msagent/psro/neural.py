@@ -17,11 +17,16 @@ class InfostateInputs:
     """What each seat observes at each of its information states, and the legal actions.
 
     Built once per game by replaying one history of every information state through the same
-    adapter the env workers use, so the networks see exactly what they saw in training.
+    adapter the env workers use, so the networks see exactly what they saw in training. With
+    a privileged adapter the other seats' part comes from that one history, whichever it is:
+    only a critic reads it, and tables are the actor's.
     """
 
-    def __init__(self, game: Any, tree: GameTree) -> None:
-        adapter = OpenSpielAdapter(game)
+    def __init__(self, game: Any, tree: GameTree,
+                 adapter: OpenSpielAdapter | None = None) -> None:
+        """Replay every information state once (``adapter``: the env workers' own, if not the
+        default one)."""
+        adapter = adapter or OpenSpielAdapter(game)
         self.obs: list[np.ndarray] = []
         for player, histories in enumerate(tree.histories):
             rows = [adapter.observe(_replay(game, h), player) for h in histories]
@@ -50,13 +55,16 @@ class NetworkTables:
         game: The sequential OpenSpiel game.
         policy: A policy of the game's shape, whose weights are swapped per member.
         pull: Member participant id -> weights (from the model pool).
+        adapter: The adapter the env workers play the game through, when the env script made
+            its own (e.g. with privileged observations).
     """
 
-    def __init__(self, game: Any, policy: Any, pull: Callable[[str], Any]) -> None:
+    def __init__(self, game: Any, policy: Any, pull: Callable[[str], Any],
+                 adapter: OpenSpielAdapter | None = None) -> None:
         from msagent.psro.game_tree import build_tree
 
         self.game, self.tree = game, build_tree(game)
-        self.inputs = InfostateInputs(game, self.tree)
+        self.inputs = InfostateInputs(game, self.tree, adapter)
         self.policy, self.pull = policy, pull
         self.tables: dict[str, list[np.ndarray]] = {}
 
@@ -120,12 +128,14 @@ def tables_from_scripts(env_script: str, agent_script: str, env_params: dict[str
     sequential OpenSpiel game, too large, information states of uneven depth...)."""
     from msagent.user_scripts import build_policy, env_factory
 
-    game = env_factory(env_script, env_params)()
+    env = env_factory(env_script, env_params)()
+    adapter = env if isinstance(env, OpenSpielAdapter) else None
+    game = adapter.game if adapter is not None else env
     why = exact_tables_possible(game)
     if why is not None:
         return why
     try:
         return NetworkTables(game, build_policy(env_script, agent_script, env_params, seed),
-                             pull)
+                             pull, adapter)
     except ValueError as exc:
         return str(exc)

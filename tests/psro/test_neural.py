@@ -3,26 +3,33 @@ probabilities at what the seats observe, so exact entries agree with games actua
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pyspiel
 import pytest
+import torch
 
 from msagent.envs.adapters.openspiel import OpenSpielAdapter
 from msagent.envs.collector import Acted
 from msagent.envs.match_games import play_seating
 from msagent.psro import exact
-from msagent.psro.neural import InfostateInputs, NetworkTables, exact_tables_possible
+from msagent.psro.neural import (InfostateInputs, NetworkTables, exact_tables_possible,
+                                 tables_from_scripts)
 from msagent.policy import NetworkConfig, Policy
 from msagent.vocabulary import ModelKey, PolicyRef
 
 REFS = (PolicyRef.parse("a:1"), PolicyRef.parse("b:1"))
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
 
-def policies(game):
-    """Two differently seeded small networks of the game's shape."""
-    adapter = OpenSpielAdapter(game)
-    return {ref: Policy(adapter.observation_space, adapter.action_space,
-                        NetworkConfig(hidden=(16,)), seed=s) for s, ref in enumerate(REFS)}
+def policies(game, privileged=False):
+    """Two differently seeded small networks of the game's shape (with ``privileged``, over
+    both seats' information states, the actor reading its own seat's only)."""
+    adapter = OpenSpielAdapter(game, privileged=privileged)
+    network = NetworkConfig(hidden=(16,), actor_inputs=adapter.own_size if privileged else 0)
+    return {ref: Policy(adapter.observation_space, adapter.action_space, network, seed=s)
+            for s, ref in enumerate(REFS)}
 
 
 def act_with(nets):
@@ -33,15 +40,17 @@ def act_with(nets):
     return act
 
 
-@pytest.mark.parametrize("name", ["kuhn_poker", "leduc_poker"])
-def test_exact_entry_matches_the_mean_of_played_games(name):
+@pytest.mark.parametrize("name, privileged", [("kuhn_poker", False), ("leduc_poker", False),
+                                              ("leduc_poker", True)])
+def test_exact_entry_matches_the_mean_of_played_games(name, privileged):
     game = pyspiel.load_game(name)
-    nets = policies(game)
+    nets = policies(game, privileged)
     weights = {str(r): nets[r].get_weights() for r in REFS}
-    spare = next(iter(policies(game).values()))
-    tables = NetworkTables(game, spare, lambda m: weights[m])
+    spare = next(iter(policies(game, privileged).values()))
+    adapter = OpenSpielAdapter(game, privileged=privileged) if privileged else None
+    tables = NetworkTables(game, spare, lambda m: weights[m], adapter)
     exact_returns = tables.entry([str(r) for r in REFS])
-    envs = [OpenSpielAdapter(game) for _ in range(32)]
+    envs = [OpenSpielAdapter(game, privileged=privileged) for _ in range(32)]
     played = np.array(play_seating(envs, act_with(nets), REFS, 6000, seed=1))
     assert played.shape == (6000, 2)
     stderr = played[:, 0].std() / np.sqrt(len(played))
@@ -73,6 +82,26 @@ def test_br_gap_measures_how_far_a_trained_response_is_from_an_exact_one():
     assert tables.br_gap(["a:1", "a:1"], pops, metas) == pytest.approx(
         tables.nash_conv(pops, metas), abs=1e-9)
     assert tables.br_gap(["b:1", "b:1"], pops, metas) > 0.5
+
+
+def test_tables_from_an_env_script_that_makes_a_privileged_adapter():
+    script = str(EXAMPLES / "openspiel" / "openspiel_env.py")
+    agent = str(EXAMPLES / "openspiel" / "openspiel_privileged_agent.py")
+    plain = policies(pyspiel.load_game("leduc_poker"))[REFS[0]]
+    found = tables_from_scripts(script, agent, {"game": "leduc_poker", "privileged": True}, 0,
+                                lambda m: weights)
+    assert isinstance(found, NetworkTables)
+    weights = found.policy.get_weights()
+    own = plain.obs_shape[0]
+    assert found.inputs.obs[0].shape[1] == 2 * own  # the networks get what they trained on
+    actor = found.policy.model.actor
+    for seat in range(2):  # and play from the seat's own half alone
+        obs = found.inputs.obs[seat]
+        with torch.no_grad():
+            logits = actor(torch.as_tensor(obs[:, :own]))
+        want = np.where(found.tree.legal[seat], torch.softmax(
+            logits.masked_fill(~torch.as_tensor(found.tree.legal[seat]), -1e9), 1).numpy(), 0)
+        np.testing.assert_allclose(found.member("x")[seat], want, atol=1e-5)
 
 
 def test_which_games_allow_exact_tables():
