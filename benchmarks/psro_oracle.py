@@ -1,6 +1,7 @@
 """How good one RL best response is: PPO against a fixed PSRO mixture, measured exactly.
 
-Run: ``python benchmarks/psro_oracle.py [--iteration 35] [--games 50000] [--set KEY=VALUE]``.
+Run: ``python benchmarks/psro_oracle.py [--iteration 35 | --mixture FILE] [--games 50000]
+[--set KEY=VALUE]``.
 
 PSRO with the RL oracle stalls where its best responses stop being better than what the
 population holds (``br gap`` in the RL PSRO runs). This isolates that oracle from the loop:
@@ -49,6 +50,7 @@ BOT = textwrap.dedent('''\
 
     _data = np.load(Path(__file__).with_name("mixture.npz"))
     _table = {o.tobytes(): p for o, p in zip(_data["obs"], _data["probs"])}
+    _own = _data["obs"].shape[1]  # privileged observations carry the other seat's after it
     _rng = np.random.default_rng(0)
 
 
@@ -58,7 +60,7 @@ BOT = textwrap.dedent('''\
 
 
     def act(observation, action_mask):
-        probs = _table[np.asarray(observation, dtype=np.float32).tobytes()]
+        probs = _table[np.asarray(observation, dtype=np.float32)[:_own].tobytes()]
         return int(_rng.choice(len(probs), p=probs))
     ''')
 
@@ -78,13 +80,33 @@ def exact_mixture(game: str, iteration: int) -> tuple[object, list[np.ndarray], 
     return tree, members.mixture_profile(state), float(state.history[-1].nash_conv)
 
 
-def infostate_inputs(game: str, tree):
-    """What each seat observes at each of its information states (replayed once per run)."""
+def file_mixture(game: str, path: Path) -> tuple[object, list[np.ndarray], float]:
+    """The game's tree, the mixture in a tabular policy file (``msagent export --format
+    openspiel``, e.g. an RL PSRO run's), one table per seat, and its NashConv."""
+    from msagent.psro.game_tree import build_tree
+    from msagent.psro.tabular_io import read_policy
+
+    tree, data = build_tree(game), read_policy(path)
+    profile = []
+    for player, keys in enumerate(tree.infostates):
+        table = np.zeros(tree.legal[player].shape)
+        for row, key in enumerate(keys):
+            for action, prob in data["policy"][key]:
+                table[row, int(action)] = prob
+        profile.append(table)
+    return tree, profile, float(exact.nash_conv(tree, profile))
+
+
+def infostate_inputs(game: str, tree, privileged: bool = False):
+    """What each seat observes at each of its information states (replayed once per run);
+    ``privileged``: with the other seat's information state after its own."""
     import pyspiel
 
+    from msagent.envs.adapters.openspiel import OpenSpielAdapter
     from msagent.psro.neural import InfostateInputs
 
-    return InfostateInputs(pyspiel.load_game(game), tree)
+    loaded = pyspiel.load_game(game)
+    return InfostateInputs(loaded, tree, OpenSpielAdapter(loaded, privileged=privileged))
 
 
 def write_bot(folder: Path, inputs, profile: list[np.ndarray]) -> Path:
@@ -134,12 +156,15 @@ def greedy(table: np.ndarray) -> np.ndarray:
     return np.eye(table.shape[1])[table.argmax(axis=1)]
 
 
-def measure(tree, inputs, profile: list[np.ndarray], run_dir: Path) -> list[tuple]:
+def measure(tree, game: str, profile: list[np.ndarray], run_dir: Path) -> list[tuple]:
     """Per seat: the trained player's value against the mixture (sampling from its
     probabilities, and taking its most likely action), and an exact best response's."""
     from msagent.exporting.run_export import load_run_policy
 
     policy, _, _ = load_run_policy(run_dir, "main")
+    own = infostate_inputs(game, tree)
+    inputs = (own if policy.obs_shape[0] == own.obs[0].shape[1]
+              else infostate_inputs(game, tree, privileged=True))
     rows = []
     for seat in range(tree.num_players):
         values, sampled = [], inputs.table(policy, seat)
@@ -159,11 +184,17 @@ def main() -> None:
     parser.add_argument("--games", type=int, default=50_000)
     parser.add_argument("--steps-per-game", type=float, default=4.5,
                         help="env steps per game (to turn --games into the env-step stop)")
+    parser.add_argument("--mixture", help="a tabular policy file to answer instead of exact "
+                        "PSRO's mixture (e.g. msagent export RUN_DIR --format openspiel OUT)")
     parser.add_argument("--set", dest="overrides", action="append", default=[])
     args = parser.parse_args()
-    tree, profile, conv = exact_mixture(args.game, args.iteration)
-    print(f"opponent: exact PSRO's mixture after {args.iteration} iterations, "
-          f"NashConv {conv:.3f}", flush=True)
+    if args.mixture:
+        tree, profile, conv = file_mixture(args.game, Path(args.mixture))
+        print(f"opponent: the mixture in {args.mixture}, NashConv {conv:.3f}", flush=True)
+    else:
+        tree, profile, conv = exact_mixture(args.game, args.iteration)
+        print(f"opponent: exact PSRO's mixture after {args.iteration} iterations, "
+              f"NashConv {conv:.3f}", flush=True)
     config = ROOT / "examples" / f"{args.game.split('_')[0]}_psro_rl.toml"
     inputs = infostate_inputs(args.game, tree)
     with tempfile.TemporaryDirectory(prefix="psro_oracle_") as tmp:
@@ -172,7 +203,7 @@ def main() -> None:
         start = time.time()
         run_dir, result = train_against(bot_config(config, bot, folder), folder / "runs",
                                         args.games, args.steps_per_game, args.overrides)
-        rows = measure(tree, inputs, profile, run_dir)
+        rows = measure(tree, args.game, profile, run_dir)
     print(f"trained {result.get('episodes', 0):,} games, {result.get('updates', 0)} updates "
           f"in {time.time() - start:.0f} s ({' '.join(args.overrides) or 'example settings'})")
     for seat, (got, top, best) in enumerate(rows):

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import numpy as np
 import pyspiel
+import pytest
 
 from msagent.psro import exact
 from msagent.psro.game_tree import build_tree
@@ -38,6 +39,9 @@ def test_the_mixture_bot_plays_each_seats_table_at_every_information_state(
         played = [bot.act(obs, legal) for obs, legal in zip(inputs.obs[seat], tree.legal[seat])]
         assert played == np.argmax(profile[seat], axis=1).tolist()
         assert len(played) > 400  # every information state of the seat, not a few
+        privileged = [bot.act(np.concatenate([obs, np.ones_like(obs)]), legal)
+                      for obs, legal in zip(inputs.obs[seat], tree.legal[seat])]
+        assert privileged == played  # the critic's half after the seat's own is not read
 
 
 def test_the_exact_mixture_gets_less_exploitable_with_iterations() -> None:
@@ -51,3 +55,15 @@ def test_the_greedy_table_plays_each_states_most_likely_action_for_sure() -> Non
     table = np.array([[0.2, 0.5, 0.3], [0.0, 0.1, 0.9], [0.6, 0.4, 0.0]])
     greedy = _bench().greedy(table)
     np.testing.assert_array_equal(greedy, [[0, 1, 0], [0, 0, 1], [1, 0, 0]])
+
+
+def test_a_mixture_file_reads_back_as_the_tables_written(tmp_path: Path) -> None:
+    from msagent.psro.tabular_io import write_policy
+
+    bench = _bench()
+    tree, profile, conv = bench.exact_mixture("kuhn_poker", 3)
+    path = write_policy(tmp_path / "mix.json", "kuhn_poker()", tree, profile)
+    _, read, read_conv = bench.file_mixture("kuhn_poker", path)
+    for table, back in zip(profile, read):
+        np.testing.assert_allclose(back, table / table.sum(axis=1, keepdims=True), atol=1e-12)
+    assert read_conv == pytest.approx(conv, abs=1e-9) and conv > 0.01
