@@ -84,16 +84,10 @@ def file_mixture(game: str, path: Path) -> tuple[object, list[np.ndarray], float
     """The game's tree, the mixture in a tabular policy file (``msagent export --format
     openspiel``, e.g. an RL PSRO run's), one table per seat, and its NashConv."""
     from msagent.psro.game_tree import build_tree
-    from msagent.psro.tabular_io import read_policy
+    from msagent.psro.tabular_io import profile_of, read_policy
 
-    tree, data = build_tree(game), read_policy(path)
-    profile = []
-    for player, keys in enumerate(tree.infostates):
-        table = np.zeros(tree.legal[player].shape)
-        for row, key in enumerate(keys):
-            for action, prob in data["policy"][key]:
-                table[row, int(action)] = prob
-        profile.append(table)
+    tree = build_tree(game)
+    profile = profile_of(tree, read_policy(path))
     return tree, profile, float(exact.nash_conv(tree, profile))
 
 
@@ -156,15 +150,16 @@ def greedy(table: np.ndarray) -> np.ndarray:
     return np.eye(table.shape[1])[table.argmax(axis=1)]
 
 
-def measure(tree, game: str, profile: list[np.ndarray], run_dir: Path) -> list[tuple]:
+def measure(tree, game: str, inputs, profile: list[np.ndarray], run_dir: Path) -> list[tuple]:
     """Per seat: the trained player's value against the mixture (sampling from its
-    probabilities, and taking its most likely action), and an exact best response's."""
+    probabilities, and taking its most likely action), and an exact best response's;
+    ``inputs`` are the seats' own observations, replayed again with the other seat's after
+    them only for a policy trained on privileged ones."""
     from msagent.exporting.run_export import load_run_policy
 
     policy, _, _ = load_run_policy(run_dir, "main")
-    own = infostate_inputs(game, tree)
-    inputs = (own if policy.obs_shape[0] == own.obs[0].shape[1]
-              else infostate_inputs(game, tree, privileged=True))
+    if policy.obs_shape[0] != inputs.obs[0].shape[1]:
+        inputs = infostate_inputs(game, tree, privileged=True)
     rows = []
     for seat in range(tree.num_players):
         values, sampled = [], inputs.table(policy, seat)
@@ -203,7 +198,7 @@ def main() -> None:
         start = time.time()
         run_dir, result = train_against(bot_config(config, bot, folder), folder / "runs",
                                         args.games, args.steps_per_game, args.overrides)
-        rows = measure(tree, args.game, profile, run_dir)
+        rows = measure(tree, args.game, inputs, profile, run_dir)
     print(f"trained {result.get('episodes', 0):,} games, {result.get('updates', 0)} updates "
           f"in {time.time() - start:.0f} s ({' '.join(args.overrides) or 'example settings'})")
     for seat, (got, top, best) in enumerate(rows):

@@ -39,6 +39,19 @@ def policy_dict(tree: GameTree, profile: Sequence[np.ndarray]) -> dict[str, list
     return out
 
 
+def profile_of(tree: GameTree, data: dict[str, Any]) -> list[np.ndarray]:
+    """The inverse of :func:`policy_dict`: a policy file's data as one table per player over
+    ``tree``'s information states (zeros off the listed actions)."""
+    profile = []
+    for player, keys in enumerate(tree.infostates):
+        table = np.zeros(tree.legal[player].shape)
+        for row, key in enumerate(keys):
+            for action, prob in data["policy"][key]:
+                table[row, int(action)] = prob
+        profile.append(table)
+    return profile
+
+
 def write_policy(path: Path, game_string: str, tree: GameTree,
                  profile: Sequence[np.ndarray]) -> Path:
     """Write a profile as a tabular policy file (atomically)."""

@@ -17,6 +17,7 @@ from msagent.psro import exact
 from msagent.psro.neural import (InfostateInputs, NetworkTables, exact_tables_possible,
                                  tables_from_scripts)
 from msagent.policy import NetworkConfig, Policy
+from msagent.user_scripts import build_policy
 from msagent.vocabulary import ModelKey, PolicyRef
 
 REFS = (PolicyRef.parse("a:1"), PolicyRef.parse("b:1"))
@@ -87,14 +88,13 @@ def test_br_gap_measures_how_far_a_trained_response_is_from_an_exact_one():
 def test_tables_from_an_env_script_that_makes_a_privileged_adapter():
     script = str(EXAMPLES / "openspiel" / "openspiel_env.py")
     agent = str(EXAMPLES / "openspiel" / "openspiel_privileged_agent.py")
-    plain = policies(pyspiel.load_game("leduc_poker"))[REFS[0]]
-    found = tables_from_scripts(script, agent, {"game": "leduc_poker", "privileged": True}, 0,
-                                lambda m: weights)
+    params = {"game": "leduc_poker", "privileged": True}
+    member = build_policy(script, agent, params, seed=1)
+    found = tables_from_scripts(script, agent, params, 0, lambda m: member.get_weights())
     assert isinstance(found, NetworkTables)
-    weights = found.policy.get_weights()
-    own = plain.obs_shape[0]
+    own = OpenSpielAdapter(pyspiel.load_game("leduc_poker")).own_size
     assert found.inputs.obs[0].shape[1] == 2 * own  # the networks get what they trained on
-    actor = found.policy.model.actor
+    actor = member.model.actor
     for seat in range(2):  # and play from the seat's own half alone
         obs = found.inputs.obs[seat]
         with torch.no_grad():
