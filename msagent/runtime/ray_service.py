@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import logging
 import os
 import secrets
 import threading
@@ -20,6 +21,7 @@ from msagent.runtime.state import pin_torch_threads
 if TYPE_CHECKING:
     from msagent.runtime.ray_backend import RayBackend
 
+log = logging.getLogger("msagent.runtime")
 _channel_lock = threading.Lock()
 DRAIN_S = 5.0
 """How long a removed instance may finish its calls in flight before it is killed."""
@@ -276,10 +278,16 @@ class RayHandle(ServiceHandle):
             new, self._starting = self._starting, []
         if not new:
             return
-        try:
-            readies = ray.get([actor._ms_ready.remote() for _, actor in new])
-        except ray.exceptions.RayActorError as exc:
-            readies = [{"error": ErrorInfo("ActorDiedError", str(exc).splitlines()[0])}]
+        readies = self._readies(new)
+        lost = [i for i, r in enumerate(readies) if r.get("lost")]
+        if lost:  # the worker process died, not the constructor: one fresh actor each
+            log.warning("service %s: %d instance(s) lost their worker while starting; "
+                        "starting them again", self.name, len(lost))
+            for i in lost:
+                ray.kill(new[i][1])
+                new[i] = self._start(new[i][0])
+            for i, ready in zip(lost, self._readies([new[i] for i in lost])):
+                readies[i] = ready
         failed = next((r["error"] for r in readies if r.get("error") is not None), None)
         if failed is not None:
             for _, actor in new:
@@ -289,6 +297,19 @@ class RayHandle(ServiceHandle):
         with self._mutex:
             self._actors.extend(new)
             self._lifetimes.update({iid: a._ms_lifetime.remote() for iid, a in new})
+
+    def _readies(self, actors: list[tuple[str, Any]]) -> list[dict[str, Any]]:
+        """Each actor's ready report; one whose process died is marked ``lost``."""
+        ray = self._backend._ray
+        refs = [actor._ms_ready.remote() for _, actor in actors]
+        out = []
+        for ref in refs:
+            try:
+                out.append(ray.get(ref))
+            except ray.exceptions.RayActorError as exc:
+                out.append({"lost": True, "error": ErrorInfo(
+                    "ActorDiedError", str(exc).splitlines()[0])})
+        return out
 
     def _start(self, instance_id: str) -> tuple[str, Any]:
         """Create one actor with this service's resources."""

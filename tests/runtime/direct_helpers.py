@@ -70,3 +70,19 @@ class SlowStart:
     def built_during(self) -> tuple[float, float]:
         """(start, end) wall time of the constructor."""
         return self.built
+
+
+class DiesWhileStarting:
+    """A service whose process exits during construction while ``marker`` holds a count > 0
+    (a worker lost to the system, not a constructor error); each death takes one off."""
+
+    def __init__(self, marker: str) -> None:
+        left = int(open(marker).read())
+        if left > 0:
+            with open(marker, "w") as out:
+                out.write(str(left - 1))
+            os._exit(1)
+
+    @register
+    def ping(self) -> str:
+        return "pong"

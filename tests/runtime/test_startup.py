@@ -13,7 +13,7 @@ from msagent.runtime.backend import Route, ServiceView
 from msagent.runtime.batcher import Batcher
 from msagent.runtime.router import REFRESH_S, Router
 
-from tests.runtime.direct_helpers import SlowStart
+from tests.runtime.direct_helpers import DiesWhileStarting, SlowStart
 
 
 def test_services_launched_without_waiting_start_in_parallel(backend: str) -> None:
@@ -32,6 +32,25 @@ def test_a_failed_constructor_is_raised_by_wait_ready_and_nothing_is_routed(ray_
         handle.wait_ready()
     assert handle.num_instances == 0
     assert "SlowStart" not in state.current().services()
+
+
+def test_an_instance_whose_process_dies_while_starting_is_started_again_once(
+        ray_only: str, tmp_path) -> None:
+    marker = tmp_path / "deaths"
+    marker.write_text("1")
+    handle = launch(DiesWhileStarting, args=(str(marker),))
+    assert marker.read_text() == "0" and handle.num_instances == 1
+    assert Solver().retrieve(handle, "ping") == "pong"
+
+
+def test_a_process_that_dies_twice_while_starting_fails_the_launch(
+        ray_only: str, tmp_path) -> None:
+    marker = tmp_path / "deaths"
+    marker.write_text("5")
+    with pytest.raises(Exception, match="failed to start.*ActorDiedError"):
+        launch(DiesWhileStarting, args=(str(marker),))
+    assert marker.read_text() == "3"  # the first try and one retry, no more
+    assert "DiesWhileStarting" not in state.current().services()
 
 
 class _SlowRegistry:
