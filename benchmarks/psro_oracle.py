@@ -40,6 +40,7 @@ from msagent.psro.exact_oracle import (ExactEvaluator, ExactOracle,  # noqa: E40
                                        TabularMembers, mixture_nash_conv)
 from msagent.psro.loop import PSRO  # noqa: E402
 from msagent.psro.meta_solvers import make_solver  # noqa: E402
+from msagent.psro.neural import greedy_table  # noqa: E402
 from train_proc import train_lines  # noqa: E402
 
 BOT = textwrap.dedent('''\
@@ -145,11 +146,6 @@ def train_against(config: Path, root: Path, games: int, steps_per_game: float,
     return run_dir, json.loads(result.read_text())
 
 
-def greedy(table: np.ndarray) -> np.ndarray:
-    """The table's most likely action at each information state, with probability 1."""
-    return np.eye(table.shape[1])[table.argmax(axis=1)]
-
-
 def measure(tree, game: str, inputs, profile: list[np.ndarray], run_dir: Path) -> list[tuple]:
     """Per seat: the trained player's value against the mixture (sampling from its
     probabilities, and taking its most likely action), and an exact best response's;
@@ -163,7 +159,7 @@ def measure(tree, game: str, inputs, profile: list[np.ndarray], run_dir: Path) -
     rows = []
     for seat in range(tree.num_players):
         values, sampled = [], inputs.table(policy, seat)
-        for table in (sampled, greedy(sampled)):
+        for table in (sampled, greedy_table(sampled)):
             trial = list(profile)
             trial[seat] = table
             values.append(float(exact.expected_returns(tree, trial)[seat]))

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import Field, field_validator
+from pydantic import Field, field_validator, model_validator
 
 from msagent.config.base import Section
 
@@ -39,6 +39,9 @@ class PSROSection(Section):
         br_init: RL oracle: where each new best response starts: ``initial`` (the first
             member's parameters: every response from scratch) or ``newest`` (the response just
             frozen, so each one starts from a player that already knows the game).
+        member_play: RL oracle: how frozen members act, in games, entries, NashConv and
+            export: ``sample`` from their network's probabilities, or ``greedy``: the most
+            likely legal action (a pure strategy, as an exact best response is).
         games_per_entry: Sampled meta-game entries: games per entry (the exact oracle
             computes entries by tree traversal and plays none).
         checkpoint_every: Iterations between checkpoints (one is also written at the end).
@@ -52,6 +55,7 @@ class PSROSection(Section):
     symmetric: bool = False
     episodes_per_br: int = Field(20_000, ge=1)
     br_init: Literal["initial", "newest"] = "initial"
+    member_play: Literal["sample", "greedy"] = "sample"
     games_per_entry: int = Field(200, ge=1)
     checkpoint_every: int = Field(5, ge=1)
 
@@ -73,6 +77,14 @@ class PSROSection(Section):
             return value
         raise ValueError(f"unknown meta-solver {value!r}; expected one of {sorted(SOLVERS)} "
                          "or 'script.py:function'")
+
+    @model_validator(mode="after")
+    def _greedy_needs_rl(self) -> PSROSection:
+        """Greedy members are networks: the exact oracle's members are already pure."""
+        if self.member_play == "greedy" and self.oracle != "rl":
+            raise ValueError('member_play = "greedy" applies to oracle = "rl" (the exact '
+                             "oracle's best responses already play one action each)")
+        return self
 
 
 def is_script_ref(value: str) -> bool:

@@ -76,7 +76,8 @@ def export_network_mixture(run_dir: RunDir, data: dict, out: Path) -> tuple[Path
 
     cfg = load_config(run_dir.config_path)
     tables = tables_from_scripts(cfg.scripts.env, cfg.scripts.agent, cfg.env, cfg.run.seed,
-                                 lambda m: run_dir.snapshots.load(PolicyRef.parse(m).key))
+                                 lambda m: run_dir.snapshots.load(PolicyRef.parse(m).key),
+                                 cfg.league.psro.member_play == "greedy")
     if isinstance(tables, str):
         raise ConfigError(f"cannot export {run_dir.path} as a tabular policy: {tables}")
     state = PSROState.from_json(data["state"])

@@ -40,6 +40,12 @@ class InfostateInputs:
         return probs / probs.sum(axis=1, keepdims=True)
 
 
+def greedy_table(table: np.ndarray) -> np.ndarray:
+    """The table's most likely action at each information state, with probability 1 (what a
+    policy acting deterministically plays: the first of tied actions)."""
+    return np.eye(table.shape[1])[table.argmax(axis=1)]
+
+
 def _replay(game: Any, history: list[int]) -> Any:
     """The state reached by playing ``history`` from the start."""
     state = game.new_initial_state()
@@ -57,23 +63,24 @@ class NetworkTables:
         pull: Member participant id -> weights (from the model pool).
         adapter: The adapter the env workers play the game through, when the env script made
             its own (e.g. with privileged observations).
+        greedy: Members play their most likely action (``member_play = "greedy"``).
     """
 
     def __init__(self, game: Any, policy: Any, pull: Callable[[str], Any],
-                 adapter: OpenSpielAdapter | None = None) -> None:
+                 adapter: OpenSpielAdapter | None = None, greedy: bool = False) -> None:
         from msagent.psro.game_tree import build_tree
 
         self.game, self.tree = game, build_tree(game)
         self.inputs = InfostateInputs(game, self.tree, adapter)
-        self.policy, self.pull = policy, pull
+        self.policy, self.pull, self.greedy = policy, pull, greedy
         self.tables: dict[str, list[np.ndarray]] = {}
 
     def member(self, member: str) -> list[np.ndarray]:
         """One table per seat of a member's network (its weights pulled once)."""
         if member not in self.tables:
             self.policy.set_weights(self.pull(member))
-            self.tables[member] = [self.inputs.table(self.policy, s)
-                                   for s in range(self.tree.num_players)]
+            tables = [self.inputs.table(self.policy, s) for s in range(self.tree.num_players)]
+            self.tables[member] = [greedy_table(t) for t in tables] if self.greedy else tables
         return self.tables[member]
 
     def entry(self, seats: Sequence[str]) -> np.ndarray:
@@ -123,9 +130,11 @@ def exact_tables_possible(game: Any) -> str | None:
 
 
 def tables_from_scripts(env_script: str, agent_script: str, env_params: dict[str, Any],
-                        seed: int, pull: Callable[[str], Any]) -> NetworkTables | str:
-    """Members of the user's game as tables, or why the game does not allow it (not a
-    sequential OpenSpiel game, too large, information states of uneven depth...)."""
+                        seed: int, pull: Callable[[str], Any],
+                        greedy: bool = False) -> NetworkTables | str:
+    """Members of the user's game as tables (``greedy``: their most likely actions), or why
+    the game does not allow it (not a sequential OpenSpiel game, too large, information states
+    of uneven depth...)."""
     from msagent.user_scripts import build_policy, env_factory
 
     env = env_factory(env_script, env_params)()
@@ -136,6 +145,6 @@ def tables_from_scripts(env_script: str, agent_script: str, env_params: dict[str
         return why
     try:
         return NetworkTables(game, build_policy(env_script, agent_script, env_params, seed),
-                             pull, adapter)
+                             pull, adapter, greedy)
     except ValueError as exc:
         return str(exc)

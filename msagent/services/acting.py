@@ -39,12 +39,15 @@ class Acting:
         cache_size: Snapshots kept in the local LRU cache.
         central: Ask the inference servers instead of acting locally.
         deterministic: Take the most likely legal action (evaluation) instead of sampling.
+        frozen_greedy: Frozen snapshots take their most likely legal action, while trainable
+            players sample (PSRO's ``member_play = "greedy"``).
     """
 
     def __init__(self, players: list[str], build: Callable[[], Policy] | None,
                  bots: dict[str, str], cache_size: int, central: bool,
-                 deterministic: bool = False) -> None:
+                 deterministic: bool = False, frozen_greedy: bool = False) -> None:
         self.central, self.deterministic = central, deterministic
+        self.frozen_greedy = deterministic or frozen_greedy
         self.bots = {name: load_bot(path) for name, path in bots.items()}
         self.versions = {p: 0 for p in players}
         if central:
@@ -78,8 +81,12 @@ class Acting:
             return Acted(follower.policy.act(obs, masks, self.deterministic, state=states),
                          ModelKey(ref.name, follower.version))
         # a frozen snapshot's seat is never trained on: its values are not needed
-        return Acted(self.cache.get(ref.key).act(obs, masks, self.deterministic, values=False,
+        return Acted(self.cache.get(ref.key).act(obs, masks, self.frozen_greedy, values=False,
                                                  state=states), ref.key)
+
+    def _greedy(self, trainable: bool) -> bool:
+        """Whether a seat of this kind takes its most likely action."""
+        return self.deterministic if trainable else self.frozen_greedy
 
     def _predict(self, ref: PolicyRef, obs: np.ndarray, masks: np.ndarray | None,
                  states: np.ndarray | None) -> Acted:
@@ -88,7 +95,7 @@ class Acting:
         request = PredictRequest(obs, ref.name, self.versions.get(ref.name, 0) if trainable
                                  else 0, None if trainable else ref.version, masks,
                                  values=trainable,  # a frozen seat is never trained on
-                                 state=states)
+                                 state=states, greedy=self._greedy(trainable))
         deadline = time.monotonic() + INFERENCE_WAIT_S
         while True:
             try:

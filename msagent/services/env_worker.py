@@ -42,6 +42,7 @@ class LeagueSeats:
         prefetch: Games' matches fetched from the league per call, per home player.
         repeat: Consecutive games each drawn match is played (seats alternating).
         shares: Player -> its share of the env slots (default 1 each).
+        frozen_greedy: Frozen snapshots take their most likely action (PSRO's greedy members).
     """
 
     tables: dict[str, str]
@@ -50,6 +51,7 @@ class LeagueSeats:
     prefetch: int = 16
     repeat: int = 1
     shares: dict[str, int] = field(default_factory=dict)
+    frozen_greedy: bool = False
 
 
 SEED_STRIDE_INSTANCE = 1000

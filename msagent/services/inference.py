@@ -35,6 +35,8 @@ class PredictRequest:
     """False: the state values are not needed (a frozen opponent's seat): the critic is skipped."""
     state: np.ndarray | None = None
     """``[N, state_size]`` recurrent states of the rows (None: fresh episodes, or feed-forward)."""
+    greedy: bool = False
+    """Take the most likely legal action instead of sampling."""
 
 
 @dataclass
@@ -60,13 +62,13 @@ class InferenceServer:
     def predict(self, request: list[PredictRequest]) -> list[Acted]:
         """One forward pass per policy for all requests of the batch; each gets its rows."""
         answers: list[Acted | None] = [None] * len(request)
-        groups: dict[tuple[str, int | None], list[int]] = {}
+        groups: dict[tuple[str, int | None, bool], list[int]] = {}
         for i, req in enumerate(request):
-            groups.setdefault((req.policy_id, req.version), []).append(i)
-        for (policy_id, version), idx in groups.items():
+            groups.setdefault((req.policy_id, req.version, req.greedy), []).append(i)
+        for (policy_id, version, greedy), idx in groups.items():
             policy, key = self._policy(policy_id, version, max(request[i].min_version for i in idx))
             batch = [request[i] for i in idx]
-            out = policy.act(np.concatenate([r.obs for r in batch]), _masks(batch),
+            out = policy.act(np.concatenate([r.obs for r in batch]), _masks(batch), greedy,
                              values=any(r.values for r in batch), state=_states(policy, batch))
             for i, part in zip(idx, _split(out, [len(request[i].obs) for i in idx])):
                 answers[i] = Acted(part, key)

@@ -123,7 +123,8 @@ def worker_acting(settings: WorkerSettings, plan: WorkerPlan, seed: int) -> Acti
         lambda: build_policy(sc.env_script, sc.agent_script, sc.env_params, seed))
     bots = dict(league.bots) if league else {}
     cache = league.cache_size if league else 1
-    return Acting(list(plan.tables), build, bots, cache, settings.central)
+    return Acting(list(plan.tables), build, bots, cache, settings.central,
+                  frozen_greedy=bool(league and league.frozen_greedy))
 
 
 def worker_collector(settings: WorkerSettings, plan: WorkerPlan, acting: Acting, seed: int,

@@ -30,12 +30,14 @@ class MetaEvaluatorSettings:
         num_envs: Games played side by side.
         cache_size: Members' policies kept in the LRU cache.
         exact: For sequential OpenSpiel games, compute entries by tree traversal (no games).
+        greedy: Members take their most likely action (PSRO's ``member_play = "greedy"``).
     """
 
     scripts: PolicyScripts
     num_envs: int = 16
     cache_size: int = 64
     exact: bool = True
+    greedy: bool = False
 
 
 class MetaEvaluator(Looping):
@@ -57,7 +59,8 @@ class MetaEvaluator(Looping):
         sc = self.s.scripts
         seed = sc.seed + 104729 * (self.index + 1)
         acting = Acting([], lambda: build_policy(sc.env_script, sc.agent_script, sc.env_params,
-                                                 seed), {}, self.s.cache_size, False)
+                                                 seed), {}, self.s.cache_size, False,
+                        frozen_greedy=self.s.greedy)
         tables = self._tables(seed)
         make = game_factory(sc.env_script, sc.env_params)
         envs = [make() for _ in range(self.s.num_envs)] if tables is None else []
@@ -81,5 +84,6 @@ class MetaEvaluator(Looping):
         if not self.s.exact:
             return None
         found = tables_from_scripts(sc.env_script, sc.agent_script, sc.env_params, seed,
-                                    lambda m: pull_weights(PolicyRef.parse(m).key))
+                                    lambda m: pull_weights(PolicyRef.parse(m).key),
+                                    self.s.greedy)
         return found if isinstance(found, NetworkTables) else None

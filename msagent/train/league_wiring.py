@@ -73,7 +73,8 @@ def connect_league(cfg: TrainConfig, run: wiring.RunInfo) -> wiring.Services:
                           resources=wiring._res(sv.inference),
                           args=(scripts, sv.inference.cache_size)) if central else None
         seats_cfg = LeagueSeats(tables, dict(league.bots), sv.inference.cache_size,
-                                repeat=sv.env_worker.games_per_draw, shares=shares)
+                                repeat=sv.env_worker.games_per_draw, shares=shares,
+                                frozen_greedy=greedy_members(cfg))
         workers = start(EnvWorker, num=sv.env_worker.num, resources=wiring._res(sv.env_worker),
                         args=(WorkerSettings(scripts, sv.env_worker.num_envs,
                                              sv.env_worker.fragment_len, players[0],
@@ -94,6 +95,11 @@ def connect_league(cfg: TrainConfig, run: wiring.RunInfo) -> wiring.Services:
     return wiring.Services(buffer, model_pool, learners, inference, workers, batches,
                            league_handle, evaluator,
                            fixed_batch=bool(sv.learner.batch_fragments))
+
+
+def greedy_members(cfg: TrainConfig) -> bool:
+    """Whether PSRO's frozen members take their most likely action."""
+    return cfg.league.psro is not None and cfg.league.psro.member_play == "greedy"
 
 
 def league_snapshot_keys(state: dict[str, Any]) -> list[ModelKey]:
@@ -139,7 +145,8 @@ def _start_evaluator(cfg: TrainConfig, start, player: str) -> ServiceHandle | No
         from msagent.services.meta_evaluator import MetaEvaluator, MetaEvaluatorSettings
 
         settings = MetaEvaluatorSettings(wiring.policy_scripts(cfg), ev.num_envs,
-                                         cfg.services.inference.cache_size)
+                                         cfg.services.inference.cache_size,
+                                         greedy=greedy_members(cfg))
         return start(MetaEvaluator, num=ev.num, resources=wiring._res(ev), args=(settings,))
     opponents = list(ev.opponents) or [f"bot:{name}" for name in cfg.league.bots]
     if ev.num == 0 or not opponents:

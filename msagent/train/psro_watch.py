@@ -20,7 +20,8 @@ log = logging.getLogger("msagent.train")
 def tables_for(cfg: TrainConfig, seed: int) -> NetworkTables | None:
     """Members as tables when the game allows it (a small sequential OpenSpiel game)."""
     found = tables_from_scripts(cfg.scripts.env, cfg.scripts.agent, cfg.env, seed,
-                                lambda m: pull_weights(PolicyRef.parse(m).key))
+                                lambda m: pull_weights(PolicyRef.parse(m).key),
+                                cfg.league.psro.member_play == "greedy")
     if isinstance(found, NetworkTables):
         return found
     log.warning("PSRO: NashConv is not computed and entries are sampled: %s", found)

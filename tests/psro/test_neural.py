@@ -15,7 +15,7 @@ from msagent.envs.collector import Acted
 from msagent.envs.match_games import play_seating
 from msagent.psro import exact
 from msagent.psro.neural import (InfostateInputs, NetworkTables, exact_tables_possible,
-                                 tables_from_scripts)
+                                 greedy_table, tables_from_scripts)
 from msagent.policy import NetworkConfig, Policy
 from msagent.user_scripts import build_policy
 from msagent.vocabulary import ModelKey, PolicyRef
@@ -33,10 +33,10 @@ def policies(game, privileged=False):
             for s, ref in enumerate(REFS)}
 
 
-def act_with(nets):
-    """A group act function sampling from the networks."""
+def act_with(nets, greedy=False):
+    """A group act function sampling from the networks (``greedy``: their likeliest action)."""
     def act(groups):
-        return {ref: Acted(nets[ref].act(obs, masks), ModelKey(ref.name, 1))
+        return {ref: Acted(nets[ref].act(obs, masks, greedy), ModelKey(ref.name, 1))
                 for ref, (obs, masks, _states) in groups.items()}
     return act
 
@@ -68,6 +68,30 @@ def test_tables_are_the_networks_probabilities_on_legal_actions():
     want = nets[REFS[1]].action_probs(inputs.obs[1], tables.tree.legal[1])
     np.testing.assert_allclose(got, want, atol=1e-9)
     assert (got[~tables.tree.legal[1]] == 0).all()
+
+
+def test_greedy_table_plays_each_states_most_likely_action_for_sure():
+    table = np.array([[0.2, 0.5, 0.3], [0.0, 0.1, 0.9], [0.6, 0.4, 0.0]])
+    np.testing.assert_array_equal(greedy_table(table), [[0, 1, 0], [0, 0, 1], [1, 0, 0]])
+
+
+def test_greedy_members_are_what_deterministic_acting_plays():
+    game = pyspiel.load_game("leduc_poker")
+    nets = policies(game)
+    weights = {str(r): nets[r].get_weights() for r in REFS}
+    tables = NetworkTables(game, policies(game)[REFS[0]], lambda m: weights[m], greedy=True)
+    for seat in range(2):
+        table = tables.member("b:1")[seat]
+        acted = nets[REFS[1]].act(tables.inputs.obs[seat], tables.tree.legal[seat], True)
+        np.testing.assert_array_equal(table.argmax(axis=1), acted.actions)
+        assert (table.max(axis=1) == 1).all() and (table[~tables.tree.legal[seat]] == 0).all()
+    exact_returns = tables.entry([str(r) for r in REFS])
+    envs = [OpenSpielAdapter(game) for _ in range(32)]
+    played = np.array(play_seating(envs, act_with(nets, greedy=True), REFS, 4000, seed=2))
+    stderr = played[:, 0].std() / np.sqrt(len(played))
+    assert abs(played[:, 0].mean() - exact_returns[0]) < 4 * stderr
+    assert abs(exact_returns[0] - NetworkTables(game, nets[REFS[0]], lambda m: weights[m]).entry(
+        [str(r) for r in REFS])[0]) > 4 * stderr  # and differ from the sampling members'
 
 
 def test_br_gap_measures_how_far_a_trained_response_is_from_an_exact_one():

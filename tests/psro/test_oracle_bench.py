@@ -51,12 +51,6 @@ def test_the_exact_mixture_gets_less_exploitable_with_iterations() -> None:
     assert later < first / 2 and len(profile) == 2
 
 
-def test_the_greedy_table_plays_each_states_most_likely_action_for_sure() -> None:
-    table = np.array([[0.2, 0.5, 0.3], [0.0, 0.1, 0.9], [0.6, 0.4, 0.0]])
-    greedy = _bench().greedy(table)
-    np.testing.assert_array_equal(greedy, [[0, 1, 0], [0, 0, 1], [1, 0, 0]])
-
-
 def test_a_mixture_file_reads_back_as_the_tables_written(tmp_path: Path) -> None:
     from msagent.psro.tabular_io import write_policy
 

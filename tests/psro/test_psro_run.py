@@ -104,6 +104,7 @@ def test_resume_with_a_changed_population_layout_is_refused(tmp_path):
     ('oracle = "rl"\nsymmetric = true\n[services.evaluator]\nnum = 0', "services.evaluator.num >= 1"),
     ('solver = "prd"\n[league.psro.solver_params]\nsteps = 3', "steps"),
     ('solver = "missing.py:solve"', "script file not found"),
+    ('member_play = "greedy"', 'member_play = "greedy" applies to oracle = "rl"'),
 ])
 def test_bad_psro_settings_are_refused_by_name(tmp_path, psro, message):
     result, _ = train(tmp_path, psro_toml(tmp_path / "runs", psro=psro))

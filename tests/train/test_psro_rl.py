@@ -9,18 +9,24 @@ import re
 from pathlib import Path
 
 import numpy as np
+import pyspiel
 import pytest
 
 from open_spiel.python.algorithms import exploitability
 
 from msagent.config import dump_config, load_config
+from msagent.psro import exact
 from msagent.psro.checkpoint import export_mixture
+from msagent.psro.game_tree import build_tree
+from msagent.psro.neural import InfostateInputs
 from msagent.psro.tabular_io import read_policy, to_openspiel
 from msagent.psro.state import PSROState
 from msagent.rundir import RunDir
 from msagent.services.learner_state import LEAGUE_REQUIRED_KEYS
 from msagent.train import run_training
 from msagent.train.resume import plan_resume
+from msagent.user_scripts import build_policy
+from msagent.vocabulary import PolicyRef
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "kuhn_psro_rl.toml"
 
@@ -100,3 +106,27 @@ def test_per_seat_rl_psro_trains_one_best_response_per_seat(inline_only: str,
     curve = [nc for _, _, nc in result["psro"]["curve"]]
     assert len(curve) == 3 and min(curve[1:]) < curve[0]
     assert set(result["league"]["players"]) == {"br_0", "br_1"}
+
+
+@pytest.mark.slow
+def test_greedy_members_are_measured_as_the_pure_strategies_they_play(inline_only: str,
+                                                                     tmp_path: Path) -> None:
+    cfg = kuhn_rl(tmp_path, "league.psro.iterations=2", "league.psro.episodes_per_br=4000",
+                  'league.psro.member_play="greedy"')
+    run_dir = RunDir.create(cfg.run.root, cfg.run.name)
+    run_dir.write_config(dump_config(cfg))
+    curve = [nc for _, _, nc in run_training(cfg, run_dir)["psro"]["curve"]]
+    # iteration 0: the initial network alone, played by its most likely actions
+    first = psro_state(run_dir).populations[0][0]
+    policy = build_policy(cfg.scripts.env, cfg.scripts.agent, cfg.env, 0)
+    policy.set_weights(run_dir.snapshots.load(PolicyRef.parse(first).key))
+    game = pyspiel.load_game("kuhn_poker")
+    tree = build_tree(game)
+    inputs = InfostateInputs(game, tree)
+    pure = [np.eye(tree.legal[s].shape[1])[policy.act(inputs.obs[s], tree.legal[s], True).actions]
+            for s in range(2)]
+    assert curve[0] == pytest.approx(exact.nash_conv(tree, pure), abs=1e-9)
+    assert abs(curve[0] - 0.9156) > 0.05  # not the sampling network's near-uniform value
+    assert min(curve[1:]) < curve[0]
+    path, nash_conv, _ = export_mixture(run_dir, tmp_path / "mix.json")
+    assert nash_conv == pytest.approx(curve[-1], abs=1e-9)
