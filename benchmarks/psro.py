@@ -108,6 +108,9 @@ def main() -> None:
 RL_RUNS = {"kuhn_poker": ("kuhn_psro_rl.toml", 1_000_000, 0.04),
            "leduc_poker": ("leduc_psro_rl.toml", 2_500_000, 0.8)}
 """Game -> example config, training-episode budget and NashConv target of the RL benchmark."""
+RL_TIME_S = 14_400
+"""Each RL seed's time stop: generous, so that seeds run side by side (slower) still reach the
+budget in games; ``--set run.stop.time_s=...`` overrides it."""
 
 
 def run_rl_seed(game: str, seed: int, extra: list[str]) -> list[tuple[int, float]]:
@@ -123,6 +126,7 @@ def run_rl_seed(game: str, seed: int, extra: list[str]) -> list[tuple[int, float
         cmd = [sys.executable, "-m", "msagent", "train", str(root / "examples" / config),
                "--set", f"run.seed={seed}", "--set", f"run.root={json.dumps(tmp)}",
                "--set", f"league.psro.nash_conv={target}", "--set", "logging.progress=false",
+               "--set", f"run.stop.time_s={RL_TIME_S}",  # the budget is games, not time
                *[a for kv in extra for a in ("--set", kv)], "--result-json", str(out)]
         # each iteration's line is printed as it comes (seeds run for tens of minutes)
         with open(Path(tmp) / "stderr.txt", "w+") as err, subprocess.Popen(

@@ -130,3 +130,5 @@ def test_greedy_members_are_measured_as_the_pure_strategies_they_play(inline_onl
     assert min(curve[1:]) < curve[0]
     path, nash_conv, _ = export_mixture(run_dir, tmp_path / "mix.json")
     assert nash_conv == pytest.approx(curve[-1], abs=1e-9)
+    game, tabular = to_openspiel(read_policy(path))  # and OpenSpiel agrees
+    assert exploitability.nash_conv(game, tabular) == pytest.approx(curve[-1], abs=1e-9)
