@@ -1,5 +1,6 @@
 """The Atari baselines' preprocessing as wrappers: the maximum of the last two frames, the
-reward's sign and random no-op starts, on small games whose every frame is known."""
+reward's sign and random no-op starts, and potential-based shaping, on small games whose every
+frame is known."""
 
 from __future__ import annotations
 
@@ -8,8 +9,8 @@ import pytest
 
 from msagent.envs.multi_agent import points
 from msagent.envs.play import play_game
-from msagent.envs.wrappers import ClipReward, FrameSkip, NoopStart
-from msagent.errors import ConfigError
+from msagent.envs.wrappers import ClipReward, FrameSkip, NoopStart, PotentialShaping
+from msagent.errors import ConfigError, ScriptError
 from tests.envs.test_wrappers import CountingGame, values
 
 
@@ -97,3 +98,50 @@ def test_returns_and_outcomes_are_counted_on_the_games_points() -> None:
     record = play_game(game, [first, first], [0, 1], seed=0)
     assert record.returns == (1 + 2 + 3 + 4, -(1 + 2 + 3 + 4))  # not the signs' sum, 2
     assert record.outcomes == (1, -1)
+
+
+class Potential:
+    """A potential that reads the counting game's clock: seat 0 gets ``t``, seat 1 ``-2 t``."""
+
+    def __init__(self, game: CountingGame) -> None:
+        self.game = game
+
+    def __call__(self) -> np.ndarray:
+        return np.array([self.game.t, -2.0 * self.game.t])
+
+
+def test_potential_shaping_adds_the_potentials_change_and_keeps_the_points() -> None:
+    game = CountingGame(length=3)
+    env = PotentialShaping(game, Potential(game))
+    assert env.reset().rewards.tolist() == [0, 0]
+    turn = env.step({0: 0, 1: 0})  # t = 1: points [1, -1], potential 0 -> [1, -2]
+    assert turn.rewards.tolist() == [2, -3] and points(turn).tolist() == [1, -1]
+    env.step({0: 0, 1: 0})
+    last = env.step({0: 0, 1: 0})  # terminated at t = 3: the potential falls to 0
+    assert last.terminated and last.rewards.tolist() == [3 - 2, -3 + 4]
+
+
+def test_potential_shaping_sums_to_minus_the_first_potential_over_a_game() -> None:
+    game = CountingGame(length=7)
+    env = PotentialShaping(ClipReward(game), Potential(game))
+    turns = [env.reset()]
+    while not turns[-1].done:
+        turns.append(env.step({0: 0, 1: 0}))
+    shaping = sum(t.rewards for t in turns) - sum(np.sign(points(t)) for t in turns)
+    np.testing.assert_allclose(shaping, [0.0, 0.0])  # every game starts at potential 0 here
+    assert sum(points(t) for t in turns).tolist() == [28, -28]  # the game's own points
+
+
+def test_potential_shaping_bootstraps_a_truncated_games_last_potential() -> None:
+    game = CountingGame(length=2, truncate=True)
+    env = PotentialShaping(game, Potential(game))
+    env.reset(), env.step({0: 0, 1: 0})
+    last = env.step({0: 0, 1: 0})
+    assert last.truncated and last.rewards.tolist() == [2 + 1, -2 - 2]  # potential kept
+
+
+@pytest.mark.parametrize("bad", [np.array([1.0]), np.array([np.nan, 0.0])])
+def test_a_bad_potential_is_refused_by_name(bad: np.ndarray) -> None:
+    env = PotentialShaping(CountingGame(), lambda: bad)
+    with pytest.raises(ScriptError, match="PotentialShaping: the potential must give 2 finite"):
+        env.reset()
