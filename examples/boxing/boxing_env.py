@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 
 from msagent.envs.wrappers import ClipReward, FrameSkip, FrameStack, Grayscale, NoopStart
-from msagent.envs.wrappers import ObservationWrapper, Resize, SeatIndicator
+from msagent.envs.wrappers import ObservationWrapper, PotentialShaping, Resize, SeatIndicator
 from msagent.errors import ConfigError
 
 ROUND_FRAMES = 7139
@@ -35,6 +35,12 @@ WHITE, BLACK = 214, 0
 
 BORDER_COLS = 8
 """Columns at the screen's left that the console always blanks to black (not a boxer)."""
+
+RAM_X, RAM_Y = (32, 33), (34, 35)
+"""RAM bytes of the white and the black boxer's column and row (the AtariARI annotations)."""
+
+RING_DIAGONAL = float(np.hypot(109 - 30, 87 - 4))
+"""Longest distance between the boxers in RAM units (columns 30-109, rows 4-87)."""
 
 
 class OwnColour(ObservationWrapper):
@@ -113,9 +119,22 @@ def raw_boxing(max_cycles: int = ROUND_FRAMES + 1, direct: bool = True) -> Any:
                             max_cycles=max_cycles, auto_rom_install_path=roms)
 
 
+def approach_potential(game: Any, scale: float) -> np.ndarray:
+    """Both seats' potential for :class:`PotentialShaping`: ``-scale`` times the boxers'
+    distance as a share of the ring's diagonal, read from the emulator's RAM.
+
+    Why: against a boxer that does not come near (the random bot), a punch seldom lands and
+    the game's rewards are almost all zero; closing in is what every landed punch needs first.
+    """
+    ram = getattr(game, "unwrapped", game).ale.getRAM().astype(float)
+    distance = np.hypot(ram[RAM_X[0]] - ram[RAM_X[1]], ram[RAM_Y[0]] - ram[RAM_Y[1]])
+    return np.full(2, -scale * distance / RING_DIAGONAL)
+
+
 def make_env(max_cycles: int = ROUND_FRAMES + 1, frame_skip: int = 4, size: int = 84,
              stack: int = 4, seat_indicator: bool = True, max_pool: bool = False,
-             clip_reward: bool = False, noop_max: int = 0, own_colour: bool = True) -> Any:
+             clip_reward: bool = False, noop_max: int = 0, own_colour: bool = True,
+             approach: float = 0.0) -> Any:
     """One boxing game as msagent plays it: skipped, grayscale, resized, stacked frames.
 
     Args:
@@ -130,11 +149,17 @@ def make_env(max_cycles: int = ROUND_FRAMES + 1, frame_skip: int = 4, size: int 
         noop_max: start each game after 1 to ``noop_max`` no-op frames (0: no no-ops).
         own_colour: show each seat itself as the white boxer (:class:`OwnColour`); False: both
             seats see the screen as it is.
+        approach: potential-based shaping for closing in (:func:`approach_potential`): each
+            seat earns up to ``approach`` for walking from the ring's far corner to the other
+            boxer, and loses it walking away; 0 trains on the game's points alone.
     """
-    game = raw_boxing(max_cycles)
+    game = raw = raw_boxing(max_cycles)
     game = FrameSkip(NoopStart(game, noop_max) if noop_max else game, frame_skip,
                      max_pool=max_pool)
     game = Grayscale(game)
     game = FrameStack(Resize(OwnColour(game) if own_colour else game, size, size), stack)
     game = SeatIndicator(game) if seat_indicator else game
-    return ClipReward(game) if clip_reward else game
+    game = ClipReward(game) if clip_reward else game
+    if approach:
+        return PotentialShaping(game, lambda: approach_potential(raw, approach))
+    return game

@@ -89,6 +89,24 @@ def test_a_random_game_ends_with_the_round_and_every_step_is_zero_sum() -> None:
     env.close()
 
 
+def test_approach_shaping_rewards_closing_in_and_keeps_the_games_points() -> None:
+    env = boxing_env.make_env(approach=1.0)
+    turn = env.reset(seed=0)
+    start = boxing_env.approach_potential(env.unwrapped.env, 1.0)
+    assert -1.0 <= start[0] < -0.9 and start[0] == start[1]  # the boxers start far apart
+    rewards, scores = np.zeros(2), np.zeros(2)
+    for _ in range(30):  # the white boxer walks right, toward the black one; neither punches
+        turn = env.step({0: 3, 1: 0})
+        rewards, scores = rewards + turn.rewards, scores + turn.score
+    closer = boxing_env.approach_potential(env.unwrapped.env, 1.0)
+    np.testing.assert_allclose(rewards, closer - start)
+    assert rewards[0] > 0.2 and scores.tolist() == [0, 0]
+    for _ in range(10):  # and back
+        turn = env.step({0: 4, 1: 0})
+    assert turn.rewards[0] < 0
+    env.close()
+
+
 def test_max_cycles_truncates_a_game_with_final_observations() -> None:
     env = boxing_env.make_env(max_cycles=40)
     turns = random_game(env, seed=0)
