@@ -51,9 +51,9 @@ class PotentialShaping(Wrapper):
     """Adds potential-based shaping to every seat's reward: ``phi(s') - phi(s)`` per turn.
 
     The shaping sums over a game to ``phi(end) - phi(start)``; a game that ends (not one cut
-    short) ends at potential 0, so every policy gets the same total and the best policies stay
-    the best (Ng, Harada and Russell, 1999), while each step says whether it went the right
-    way. The game's own points travel on in ``Turn.score``.
+    short) ends at potential 0, so every policy gets the same total from a given start and the
+    best policies stay the best (Ng, Harada and Russell, 1999), while each step says whether it
+    went the right way. The game's own points travel on in ``Turn.score``.
 
     Args:
         env: any game speaking the protocol (put it outside ``ClipReward``, or the signs of the
