@@ -25,6 +25,7 @@ Defaults come from :mod:`msagent.league.settings`, so the table and the dataclas
 from __future__ import annotations
 
 import re
+from pathlib import Path
 from typing import Annotated, Literal
 
 from pydantic import Field, field_validator, model_validator
@@ -56,6 +57,11 @@ class LeaguePlayerSection(Section):
         seat_weights: Relative weight of each seat as this entry's players' seat, one per
             seat of the game (``[1, 2]``: the second seat in two games of three); unset, every
             seat equally often.
+        init: Start from these weights instead of a fresh network: a run directory (its
+            newest checkpoint), a checkpoint file or a snapshot file (``.safetensors``); a
+            relative path is taken from the working directory. Ignored on ``--resume``.
+        init_player: The player whose weights ``init`` takes from a league checkpoint
+            (default: this entry's own id).
     """
 
     id: str
@@ -63,6 +69,14 @@ class LeaguePlayerSection(Section):
     count: int = Field(1, ge=1)
     env_share: int = Field(1, ge=1)
     seat_weights: list[Annotated[float, Field(ge=0, allow_inf_nan=False)]] | None = None
+    init: str | None = None
+    init_player: str | None = None
+
+    @field_validator("init")
+    @classmethod
+    def _absolute(cls, value: str | None) -> str | None:
+        """Resolve the path now, so the run's saved config names the same file later."""
+        return str(Path(value).expanduser().resolve()) if value else None
 
     @field_validator("seat_weights")
     @classmethod

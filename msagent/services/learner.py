@@ -58,6 +58,9 @@ class LearnerSettings:
     """``ppo``, ``impala`` or ``bc`` (msagent.policy.algorithms.impala.ALGORITHMS)."""
     publish: PublishSettings | None = None
     """Publish the acting policy as ONNX for game clients (rank 0; None: never)."""
+    initial_weights: dict[str, Any] | None = None
+    """Weights to start from instead of a fresh network (checked by the driver; a resume's
+    checkpoint wins)."""
 
 
 class Learner:
@@ -81,6 +84,9 @@ class Learner:
         if settings.resume_step is not None and self._run_dir is not None:
             self.c = restore_learner(self._run_dir, self.ppo, settings.resume_step,
                                      settings.policy_id if settings.league else None).counters
+        elif settings.initial_weights is not None:
+            self.ppo.policy.set_weights(settings.initial_weights)
+            self.ppo.policy.invalidate_cache()
         self._league = (LeagueHooks(settings.policy_id, self.ppo, self._run_dir)
                         if settings.league and self.rank == 0 else None)
         self._publisher = (Publisher(settings.publish, settings.run_dir, settings.policy_id,

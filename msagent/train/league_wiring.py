@@ -22,6 +22,7 @@ from msagent.services.league_client import home_players
 from msagent.services.model_pool import ModelPoolService
 from msagent.services.replay_buffer import ReplayBufferService
 from msagent.train import wiring
+from msagent.train.initial_weights import initial_weights
 from msagent.user_scripts import game_factory
 from msagent.vocabulary import ModelKey, PolicyRef
 
@@ -51,6 +52,7 @@ def connect_league(cfg: TrainConfig, run: wiring.RunInfo) -> wiring.Services:
                           f"a {PSRO_SEATS}-seat game; this game has {seats} seats: set "
                           "symmetric = true")
     check_seat_weights(league, seats)
+    initial = initial_weights(cfg) if run.resume_step is None else {}
     started: list[ServiceHandle] = []
 
     def start(cls: type, **options: Any) -> ServiceHandle:
@@ -61,7 +63,8 @@ def connect_league(cfg: TrainConfig, run: wiring.RunInfo) -> wiring.Services:
     try:
         learners = {p: start(Learner, name=f"Learner-{p}", num=sv.learner.num,
                              resources=wiring._res(sv.learner),
-                             args=(_learner_settings(cfg, run, p, tables[p], per_update[p]),))
+                             args=(_learner_settings(cfg, run, p, tables[p], per_update[p],
+                                                     initial.get(p)),))
                     for p in players}
         league_handle = start(LeagueService, resources=wiring._res(sv.league),
                               args=(league.to_settings(), cfg.run.seed, seats,
@@ -124,8 +127,9 @@ def restore_snapshots(model_pool: ServiceHandle, run_dir: RunDir,
 
 
 def _learner_settings(cfg: TrainConfig, run: wiring.RunInfo, player: str, table: str,
-                      batch: int) -> LearnerSettings:
-    """One player's learner: its table, its topic, snapshots as the league orders."""
+                      batch: int, initial: dict[str, Any] | None = None) -> LearnerSettings:
+    """One player's learner: its table, its topic, snapshots as the league orders, and the
+    weights it starts from (None: a fresh network)."""
     sv = cfg.services.learner
     group = wiring.group_settings(cfg, run)
     if player != "main":  # a league publishes its main agent for game clients
@@ -134,7 +138,7 @@ def _learner_settings(cfg: TrainConfig, run: wiring.RunInfo, player: str, table:
         scripts=wiring.policy_scripts(cfg), ppo=cfg.ppo_config(), batch_fragments=batch,
         policy_id=player, table=table, max_policy_lag=sv.max_policy_lag,
         publish_every=sv.publish_every, dump_model_every=0, run_dir=run.run_dir,
-        resume_step=run.resume_step, league=True, **group)
+        resume_step=run.resume_step, league=True, initial_weights=initial, **group)
 
 
 def _start_evaluator(cfg: TrainConfig, start, player: str) -> ServiceHandle | None:

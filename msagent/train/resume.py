@@ -11,13 +11,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-import numpy as np
-
 from msagent.config import TrainConfig
 from msagent.errors import ConfigError
 from msagent.rundir import Checkpoint, RunDir
 from msagent.services.learner_state import LEAGUE_REQUIRED_KEYS, REQUIRED_KEYS, policy_weights
-from msagent.user_scripts import build_policy
+from msagent.train.initial_weights import fresh_weights, mismatch
 
 log = logging.getLogger("msagent.train")
 
@@ -89,14 +87,6 @@ def _check_fits(cfg: TrainConfig, found: Checkpoint, path: str, player: str | No
         raise ConfigError(f"cannot resume from {path}: it has no learner of player {player!r} "
                           f"(it has {sorted(found.state['learners'])})")
     saved = policy_weights(found.tensors, found.state, player)
-    sc = cfg.scripts
-    now = build_policy(str(sc.env), str(sc.agent), dict(cfg.env), cfg.run.seed).get_weights()
-    for name in sorted(set(saved) | set(now)):
-        if name not in now or name not in saved:
-            where = "the checkpoint only" if name in saved else "the policy built now only"
-            raise ConfigError(f"cannot resume from {path}: parameter {name!r} is in {where}; "
-                              "the network in the agent script changed since the checkpoint")
-        if np.shape(saved[name]) != np.shape(now[name]):
-            raise ConfigError(f"cannot resume from {path}: parameter {name!r} has shape "
-                              f"{tuple(np.shape(saved[name]))} in the checkpoint but "
-                              f"{tuple(np.shape(now[name]))} in the policy built now")
+    problem = mismatch(saved, fresh_weights(cfg))
+    if problem:
+        raise ConfigError(f"cannot resume from {path}: {problem}")
