@@ -291,6 +291,10 @@ def prepare(cfg: TrainConfig, resume: Path | None, result_json: Path | None,
     if cfg.run.mode == "ray" and cfg.run.address:
         check_address(cfg.run.address)
     plan, run_dir = None, None
+    if resume is None:
+        from msagent.train.initial_weights import initial_weights
+
+        initial_weights(cfg)  # a bad [[league.players]] init fails before a run dir is made
     if resume is not None:
         from msagent.rundir import RunDir
         from msagent.train.resume import plan_resume

@@ -4,15 +4,18 @@ starts; bad paths and networks that do not fit are refused by name."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import numpy as np
 import pytest
 from safetensors.numpy import save_file
+from typer.testing import CliRunner
 
+from msagent.cli import CONFIG_ERROR_EXIT, app
 from msagent.errors import ConfigError
-from msagent.rundir import RunDir
 from msagent.policy import PPO
+from msagent.rundir import RunDir
 from msagent.services.learner_state import (
     LEAGUE_REQUIRED_KEYS, LearnerCounters, policy_weights, save_learner,
 )
@@ -21,7 +24,7 @@ from msagent.train.initial_weights import (
     fresh_weights, initial_weights, load_weights, mismatch,
 )
 from msagent.user_scripts import build_policy
-from tests.train.league_helpers import league_config
+from tests.train.league_helpers import LEAGUE_EXAMPLE, league_config
 
 PLAYERS = '[{id="main", role="main", init=%s}, {id="main_exploiter", role="main_exploiter"}]'
 
@@ -133,3 +136,14 @@ def test_a_league_player_starts_from_the_weights_it_names(inline_only: str, trai
     first_exploiter = files.load(files.newest("main_exploiter", 10 ** 6)[0])
     assert _same(first_main, _saved(trained, "main"))  # main's first snapshot: the init
     assert not _same(first_exploiter, _saved(trained, "main_exploiter"))  # a fresh network
+
+
+def test_msagent_train_refuses_a_bad_init_before_making_a_run_directory(tmp_path: Path) -> None:
+    root = tmp_path / "runs"
+    args = ["train", str(LEAGUE_EXAMPLE), "--mode", "local",
+            "--set", f"run.root={json.dumps(str(root))}", "--set", "logging.progress=false",
+            "--set", _players(tmp_path / "nowhere")]
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == CONFIG_ERROR_EXIT, result.output
+    assert "nowhere: it does not exist" in result.output and "Traceback" not in result.output
+    assert not root.exists() or not any(root.iterdir())  # nothing written
