@@ -219,9 +219,9 @@ def _players(found: Checkpoint) -> list[str]:
 
 def _weights(found: Checkpoint, player: str) -> dict[str, Any]:
     """``player``'s policy weights in the checkpoint."""
-    from msagent.services.learner_state import policy_weights
+    from msagent.services.learner_state import checkpoint_policy
 
-    return policy_weights(found.tensors, found.state, player if _is_league(found) else None)
+    return checkpoint_policy(found, player)
 
 
 def _averaged(path: Path, player: str, count: int) -> tuple[dict[str, Any], str]:

@@ -214,6 +214,9 @@ class LeagueSection(Section):
         duplicates = sorted({pid for pid in ids if ids.count(pid) > 1})
         if duplicates:
             raise ValueError(f"duplicate player ids {duplicates} in [[league.players]]")
+        if self.psro is not None and any(p.init for p in self.players):
+            raise ValueError("[[league.players]] init is not used under [league.psro]: its "
+                             "best responses start from PSRO's own population (br_init)")
         if not any(p.role == MAIN for p in self.players):
             raise ValueError("[[league.players]] needs at least one player with role = 'main'")
         unknown = [b for b in self.roles.main.bot_opponents if b not in self.bots]

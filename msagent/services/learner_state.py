@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from msagent.policy import PPO
-from msagent.rundir import RunDir, flatten_state, unflatten_state
+from msagent.rundir import Checkpoint, RunDir, flatten_state, unflatten_state
 
 log = logging.getLogger("msagent.learner")
 
@@ -89,6 +89,12 @@ def policy_weights(tensors: dict[str, Any], state: dict[str, Any],
     """The policy weights inside a learner checkpoint (to check them before a resume)."""
     tensors, part = player_part(tensors, state, player)
     return unflatten_state(tensors, part["skeleton"])["policy"]
+
+
+def checkpoint_policy(found: Checkpoint, player: str) -> dict[str, Any]:
+    """``player``'s policy weights in a league checkpoint; the one policy of a one-policy one."""
+    league = "learners" in found.state
+    return policy_weights(found.tensors, found.state, player if league else None)
 
 
 def save_league_checkpoint(run_dir: RunDir, step: int, parts: dict[str, dict[str, Any]],

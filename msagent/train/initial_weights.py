@@ -22,7 +22,7 @@ from msagent.config import TrainConfig
 from msagent.errors import ConfigError
 from msagent.rundir import Checkpoint, RunDir
 from msagent.rundir.checkpoints import CheckpointStore
-from msagent.services.learner_state import policy_weights
+from msagent.services.learner_state import checkpoint_policy
 from msagent.user_scripts import build_policy
 
 Weights = dict[str, np.ndarray]
@@ -114,7 +114,7 @@ def _from_checkpoint(found: Checkpoint, where: Path, player: str) -> Weights:
         raise ConfigError(f"init {where}: this league checkpoint has no player {player!r} "
                           f"(it has {sorted(learners)}): set init_player")
     try:
-        return policy_weights(found.tensors, found.state, player if learners else None)
+        return checkpoint_policy(found, player)
     except (KeyError, TypeError) as exc:
         raise ConfigError(f"init {where}: not a learner checkpoint ({exc!r})") from exc
 

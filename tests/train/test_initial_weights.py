@@ -124,6 +124,11 @@ def test_the_config_resolves_init_and_checks_it_against_the_scripts(trained: Pat
         initial_weights(league_config(tmp_path, "local", _players(bent)))
 
 
+def test_init_under_psro_is_refused_rather_than_ignored(trained: Path, tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match=r"init is not used under \[league.psro\]"):
+        league_config(tmp_path, "local", _players(trained), "league.psro.iterations=2")
+
+
 @pytest.mark.slow
 def test_a_league_player_starts_from_the_weights_it_names(inline_only: str, trained: Path,
                                                           tmp_path: Path) -> None:
