@@ -40,6 +40,7 @@ from train_proc import train_lines  # noqa: E402
 EXAMPLE = ROOT / "examples" / "boxing_league.toml"
 ENV_SCRIPT = ROOT / "examples" / "boxing" / "boxing_env.py"
 AGENT_SCRIPT = ROOT / "examples" / "boxing" / "boxing_agent.py"
+BOTS = ROOT / "examples" / "boxing" / "bots"
 EVAL = re.compile(r"eval/(bot:\w+)/seat(\d)=([\d.]+)\((\d+)\)")
 STEPS = re.compile(r"steps=(\d+) steps/s=(\d+)")
 SNAPSHOT = re.compile(r"main@(\d+)\.safetensors")
@@ -90,42 +91,76 @@ def train(minutes: float, root: Path, overrides: list[str]) -> tuple[dict, Path,
     return json.loads(result_json.read_text()), run_dir, start, steady
 
 
-def curve(run_dir: Path, start: float, games: int, points: int,
-          seed: int = 0) -> list[dict]:
-    """Mean return and win rate of up to ``points`` main snapshots against the random bot,
-    with the run's own env parameters (``--set env.size=42`` changes the network's shape)."""
+def curve(run_dir: Path, start: float, games: int, points: int, seed: int = 0,
+          opponent: str = "random", versions: list[int] | None = None) -> list[dict]:
+    """Mean return and win rate of up to ``points`` main snapshots (or exactly ``versions``)
+    against ``opponent``, with the run's own env parameters (``--set env.size=42`` changes the
+    network's shape)."""
     from msagent.config.loader import load_config
     from msagent.rundir import RunDir
     from msagent.user_scripts import build_policy, game_factory
     from msagent.vocabulary import ModelKey
 
-    files = sorted(((int(m[1]), p) for p in (run_dir / "snapshots").iterdir()
-                    if (m := SNAPSHOT.fullmatch(p.name))))
-    picks = sorted({round(i) for i in np.linspace(0, len(files) - 1, min(points, len(files)))})
+    files = dict(sorted((int(m[1]), p) for p in (run_dir / "snapshots").iterdir()
+                        if (m := SNAPSHOT.fullmatch(p.name))))
+    picks = _picks(list(files), points, versions)
     cfg = load_config(run_dir / "config.toml")
     policy = build_policy(cfg.scripts.env, cfg.scripts.agent, cfg.env, seed)
     make = game_factory(cfg.scripts.env, cfg.env)
     snapshots = RunDir(run_dir).snapshots
     out = []
-    for i in picks:
-        version, path = files[i]
+    for version in picks:
         policy.set_weights(snapshots.load(ModelKey("main", version)))
         policy.invalidate_cache()
-        returns = play_against_random(policy, make, games, seed)
-        out.append({"minutes": (path.stat().st_mtime - start) / 60, "version": version,
-                    "mean_return": float(np.mean(returns)),
-                    "win_rate": float(np.mean(np.asarray(returns) > 0)),
-                    "draw_rate": float(np.mean(np.asarray(returns) == 0)), "games": games})
+        returns = np.asarray(play_against(policy, make, games, seed, _bot(opponent)))
+        out.append({"minutes": (files[version].stat().st_mtime - start) / 60, "version": version,
+                    "opponent": opponent, "mean_return": float(returns.mean()),
+                    "se": float(returns.std(ddof=1) / np.sqrt(games)) if games > 1 else 0.0,
+                    "seat_means": [float(returns[s::2].mean()) for s in (0, 1) if games > s],
+                    "win_rate": float(np.mean(returns > 0)),
+                    "draw_rate": float(np.mean(returns == 0)), "games": games})
         print(_row(out[-1]), flush=True)
     return out
 
 
-def play_against_random(policy, make, games: int, seed: int) -> list[float]:
+def _picks(found: list[int], points: int, versions: list[int] | None) -> list[int]:
+    """The snapshot versions to evaluate: ``versions`` as given (each must exist), else up to
+    ``points`` spread evenly from the first snapshot to the last."""
+    if versions:
+        missing = sorted(set(versions) - set(found))
+        if missing:
+            raise SystemExit(f"no snapshot main@V for V in {missing}; the run has "
+                             f"{found[:3]}...{found[-3:]}")
+        return versions
+    if not found:
+        raise SystemExit("the run has no main@V snapshots to evaluate")
+    return [found[i] for i in sorted({round(i) for i in
+                                      np.linspace(0, len(found) - 1, min(points, len(found)))})]
+
+
+def _bot(opponent: str):
+    """``None`` for the uniform-random opponent, else the bot script: a name from
+    ``examples/boxing/bots`` (``sparring``) or a path to a bot script."""
+    from msagent.user_scripts import load_script
+
+    if opponent == "random":
+        return None
+    path = Path(opponent) if opponent.endswith(".py") else BOTS / f"{opponent}_bot.py"
+    if not path.is_file():
+        raise SystemExit(f"--opponent {opponent!r}: no bot script {path} (names: "
+                         f"{sorted(p.stem[:-4] for p in BOTS.glob('*_bot.py'))})")
+    return load_script(str(path))
+
+
+def play_against(policy, make, games: int, seed: int, bot=None) -> list[float]:
     """``games`` whole games side by side, the policy in seat ``g % 2`` of game ``g`` (one
-    batched act per step) and a uniformly random opponent; the policy's returns."""
+    batched act per step) against ``bot`` (a uniformly random opponent when ``None``); game
+    ``g`` is reset with seed ``seed + g``; the policy's returns."""
     from msagent.envs.multi_agent import points
 
     rng = np.random.default_rng(seed)
+    if bot is not None and hasattr(bot, "seed"):
+        bot.seed(seed)
     envs = [make() for _ in range(games)]
     turns = [env.reset(seed=seed + g) for g, env in enumerate(envs)]
     returns = np.zeros(games)
@@ -134,8 +169,10 @@ def play_against_random(policy, make, games: int, seed: int) -> list[float]:
         obs = np.stack([turns[g].obs[g % 2] for g in live])
         actions = policy.act(obs, None, deterministic=False).actions
         for g, action in zip(live, actions.tolist()):
-            step = {g % 2: int(action), 1 - g % 2: int(rng.integers(18))}
-            turns[g] = envs[g].step(step)
+            other = 1 - g % 2
+            theirs = (int(rng.integers(18)) if bot is None
+                      else int(bot.act(turns[g].obs[other], None)))
+            turns[g] = envs[g].step({g % 2: int(action), other: theirs})
             returns[g] += points(turns[g])[g % 2]  # the game's, not clipped rewards
         live = [g for g in live if not turns[g].done]
     for env in envs:
@@ -145,8 +182,10 @@ def play_against_random(policy, make, games: int, seed: int) -> list[float]:
 
 def _row(point: dict) -> str:
     """One line of the learning curve."""
-    return (f"  {point['minutes']:5.1f} min  main@{point['version']:<4d} vs random: mean return "
-            f"{point['mean_return']:+6.1f}, win {point['win_rate']:4.0%}, draw "
+    seats = " / ".join(f"{m:+.1f}" for m in point["seat_means"])
+    return (f"  {point['minutes']:5.1f} min  main@{point['version']:<4d} vs "
+            f"{point['opponent']}: mean return {point['mean_return']:+6.1f} (se "
+            f"{point['se']:.1f}; seat 0 / 1: {seats}), win {point['win_rate']:4.0%}, draw "
             f"{point['draw_rate']:4.0%} ({point['games']} games)")
 
 
@@ -163,13 +202,22 @@ def main() -> None:
                         help="a config override for the training run, as msagent train --set")
     parser.add_argument("--curve-only", type=Path, default=None, metavar="RUN_DIR",
                         help="only evaluate the snapshots of an earlier run's directory")
+    parser.add_argument("--opponent", default="random",
+                        help="the curve's opponent: random (uniform actions), a bot name from "
+                        "examples/boxing/bots (sparring, attacker) or a bot script's path")
+    parser.add_argument("--eval-seed", type=int, default=0,
+                        help="game g of each point is reset with seed EVAL_SEED + g")
+    parser.add_argument("--versions", type=int, nargs="+", default=None, metavar="V",
+                        help="with --curve-only: evaluate exactly these main@V snapshots")
     parser.add_argument("--keep", action="store_true",
                         help="keep the training run's directory (snapshots, logs) at the end")
     args = parser.parse_args()
     if args.curve_only is not None:
         curve(args.curve_only, (args.curve_only / "config.toml").stat().st_mtime, args.eval_games,
-              args.eval_points)
+              args.eval_points, args.eval_seed, args.opponent, args.versions)
         return
+    if args.versions:
+        parser.error("--versions needs --curve-only RUN_DIR")
     raw = raw_rate(args.raw_s, args.envs)
     print(f"raw emulator rate ({args.envs} games, random actions, both seats, same wrappers): "
           f"{raw:,.0f} env steps/s ({raw * 4:,.0f} frames/s); load average "
@@ -185,9 +233,9 @@ def main() -> None:
           f"{ {p: v['updates'] for p, v in result['league']['players'].items()} }, "
           f"{result['dropped_fragments']} stale fragments dropped, {result.get('episodes', 0)} "
           f"training games ended; load average {os.getloadavg()[0]:.1f}", flush=True)
-    print(f"curve: main's snapshots against the random bot, {args.eval_games} full games "
+    print(f"curve: main's snapshots against {args.opponent}, {args.eval_games} full games "
           "each (seats alternating, sampled actions)", flush=True)
-    curve(run_dir, start, args.eval_games, args.eval_points)
+    curve(run_dir, start, args.eval_games, args.eval_points, args.eval_seed, args.opponent)
     if args.keep:
         print(f"kept the run: {run_dir} (--curve-only {run_dir} evaluates it again)")
     else:

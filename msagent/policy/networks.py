@@ -19,7 +19,8 @@ from msagent.errors import ConfigError, ScriptError
 
 _ACTIVATIONS: dict[str, type[nn.Module]] = {"tanh": nn.Tanh, "relu": nn.ReLU}
 SMALL_IMAGE = 36
-"""With ``cnn="auto"``, images smaller than this on a side use the grid CNN, larger ones Nature's."""
+"""With ``cnn="auto"``, images smaller than this on a side use the grid CNN, larger ones
+Nature's."""
 CNN_KINDS = ("auto", "nature", "strided", "grid")
 """Convolution stacks by name (see :func:`conv_layout`)."""
 
