@@ -237,11 +237,11 @@ def test_the_attacker_bot_outpunches_the_random_bot_from_either_seat(seat: int) 
 
 
 def test_a_short_boxing_league_trains_snapshots_and_evaluates(tmp_path: Path) -> None:
-    """``msagent train examples/boxing_league.toml`` for ~60 s with short games (200 frames):
+    """``msagent train examples/boxing_league.toml`` for 25 s of training with short games (200 frames):
     both players learn, the main agent is snapshotted, games are played in the league and
     against the random bot from both seats."""
     result_json = tmp_path / "result.json"
-    overrides = ["run.stop.time_s=60", f"run.root={json.dumps(str(tmp_path / 'runs'))}",
+    overrides = ["run.stop.time_s=25", f"run.root={json.dumps(str(tmp_path / 'runs'))}",
                  "logging.progress=false", "logging.tensorboard=false", "env.max_cycles=200",
                  "services.env_worker.num_envs=4", "services.env_worker.fragment_len=8",
                  "services.learner.batch_fragments=4",

@@ -38,7 +38,7 @@ def test_a_short_league_on_the_fake_server(tmp_path: Path) -> None:
     result_json = tmp_path / "result.json"
     cmd = [sys.executable, "-m", "msagent", "train", str(EXAMPLE), "--mode", "local",
            "--set", "env.fake=true", "--set", "env.round_frames=600",
-           "--set", "run.stop.time_s=60",
+           "--set", "run.stop.time_s=25",
            "--set", f"run.root={json.dumps(str(tmp_path / 'runs'))}",
            "--set", "logging.progress=false", "--set", "logging.tensorboard=false",
            "--result-json", str(result_json)]
