@@ -105,7 +105,7 @@ def curve(run_dir: Path, start: float, games: int, points: int, seed: int = 0,
                         if (m := SNAPSHOT.fullmatch(p.name))))
     picks = _picks(list(files), points, versions)
     cfg = load_config(run_dir / "config.toml")
-    policy = build_policy(cfg.scripts.env, cfg.scripts.agent, cfg.env, seed)
+    policy = build_policy(cfg.scripts.env, cfg.scripts.agent, cfg.env, 0)  # its sampling seed
     make = game_factory(cfg.scripts.env, cfg.env)
     snapshots = RunDir(run_dir).snapshots
     out = []
@@ -121,6 +121,13 @@ def curve(run_dir: Path, start: float, games: int, points: int, seed: int = 0,
                     "draw_rate": float(np.mean(returns == 0)), "games": games})
         print(_row(out[-1]), flush=True)
     return out
+
+
+def _run_start(run_dir: Path) -> float:
+    """When a finished run started: its config's time, or its first snapshot's if earlier (a
+    resume writes the config again)."""
+    times = [p.stat().st_mtime for p in (run_dir / "snapshots").glob("main@1.safetensors")]
+    return min([(run_dir / "config.toml").stat().st_mtime, *times])
 
 
 def _picks(found: list[int], points: int, versions: list[int] | None) -> list[int]:
@@ -206,14 +213,16 @@ def main() -> None:
                         help="the curve's opponent: random (uniform actions), a bot name from "
                         "examples/boxing/bots (sparring, attacker) or a bot script's path")
     parser.add_argument("--eval-seed", type=int, default=0,
-                        help="game g of each point is reset with seed EVAL_SEED + g")
+                        help="game g of each point is reset with seed EVAL_SEED + g and the "
+                        "opponent's random numbers start from EVAL_SEED (the policy's sampling "
+                        "always from 0)")
     parser.add_argument("--versions", type=int, nargs="+", default=None, metavar="V",
                         help="with --curve-only: evaluate exactly these main@V snapshots")
     parser.add_argument("--keep", action="store_true",
                         help="keep the training run's directory (snapshots, logs) at the end")
     args = parser.parse_args()
     if args.curve_only is not None:
-        curve(args.curve_only, (args.curve_only / "config.toml").stat().st_mtime, args.eval_games,
+        curve(args.curve_only, _run_start(args.curve_only), args.eval_games,
               args.eval_points, args.eval_seed, args.opponent, args.versions)
         return
     if args.versions:
