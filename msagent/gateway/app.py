@@ -34,6 +34,7 @@ from msagent.experience.schema import GameSchema
 from msagent.experience.stream_keys import StreamKeys
 from msagent.gateway.body import CONTENT_TYPES, read_upload
 from msagent.gateway.errors import Refused, retry_after
+from msagent.gateway.fast_upload import UploadFastPath
 from msagent.gateway.handlers import error_response, install_error_handlers, json_response
 from msagent.gateway.model_routes import add_model_routes
 from msagent.gateway.producer import StreamProducer
@@ -119,11 +120,10 @@ def build_app(cfg: GatewayConfig, redis_url: str) -> FastAPI:
 
 
 def _upload_route(app: FastAPI, gw: Gateway) -> None:
-    """``POST /v1/games/{game}/episodes``: the hot path, kept lean."""
+    """``POST /v1/games/{game}/episodes``: the hot path, answered by :class:`UploadFastPath`
+    ahead of FastAPI (the route declares it in the OpenAPI document, with the same handler)."""
 
-    @app.post("/v1/games/{game}/episodes", status_code=201, tags=["experience"],
-              openapi_extra=_UPLOAD_OPENAPI, responses=_UPLOAD_RESPONSES)
-    async def upload_episode(game: str, request: Request) -> Response:
+    async def upload(game: str, request: Request) -> Response:
         """Upload one episode (or consecutive steps of one) of ``game``."""
         principal = gw.principal(request, "upload")
         schema = gw.schema(game)
@@ -139,6 +139,11 @@ def _upload_route(app: FastAPI, gw: Gateway) -> None:
         if added.duplicate:
             return json_response(200, {"status": "duplicate", "entry": added.entry})
         return json_response(201, {"status": "stored", "entry": added.entry})
+
+    app.add_api_route("/v1/games/{game}/episodes", upload, methods=["POST"], status_code=201,
+                      tags=["experience"], openapi_extra=_UPLOAD_OPENAPI,
+                      responses=_UPLOAD_RESPONSES, name="upload_episode")
+    app.add_middleware(UploadFastPath, handler=upload)
 
 
 def _info_routes(app: FastAPI, gw: Gateway) -> None:

@@ -39,7 +39,7 @@ def install_error_handlers(app: FastAPI) -> None:
     app.add_exception_handler(Refused, _refused)
     app.add_exception_handler(HTTPException, _http_error)
     app.add_exception_handler(RequestValidationError, _invalid_request)
-    app.add_exception_handler(Exception, _unexpected)
+    app.add_exception_handler(Exception, unexpected)
 
 
 async def _refused(request: Request, exc: Exception) -> Response:
@@ -62,7 +62,7 @@ async def _invalid_request(request: Request, exc: Exception) -> Response:
     return error_response(422, problems or "invalid request")
 
 
-async def _unexpected(request: Request, exc: Exception) -> Response:
+async def unexpected(request: Request, exc: Exception) -> Response:
     """A bug: logged with its traceback here, a generic 500 there."""
     _log.error("unexpected error on %s %s", request.method, request.url.path, exc_info=exc)
     return error_response(500, "internal error")
