@@ -104,6 +104,7 @@ def curve(run_dir: Path, start: float, games: int, points: int, seed: int = 0,
     files = dict(sorted((int(m[1]), p) for p in (run_dir / "snapshots").iterdir()
                         if (m := SNAPSHOT.fullmatch(p.name))))
     picks = _picks(list(files), points, versions)
+    bot = _bot(opponent)  # loaded once; play_against seeds it for every point
     cfg = load_config(run_dir / "config.toml")
     policy = build_policy(cfg.scripts.env, cfg.scripts.agent, cfg.env, 0)  # its sampling seed
     make = game_factory(cfg.scripts.env, cfg.env)
@@ -112,7 +113,7 @@ def curve(run_dir: Path, start: float, games: int, points: int, seed: int = 0,
     for version in picks:
         policy.set_weights(snapshots.load(ModelKey("main", version)))
         policy.invalidate_cache()
-        returns = np.asarray(play_against(policy, make, games, seed, _bot(opponent)))
+        returns = np.asarray(play_against(policy, make, games, seed, bot))
         out.append({"minutes": (files[version].stat().st_mtime - start) / 60, "version": version,
                     "opponent": opponent, "mean_return": float(returns.mean()),
                     "se": float(returns.std(ddof=1) / np.sqrt(games)) if games > 1 else 0.0,
@@ -126,8 +127,9 @@ def curve(run_dir: Path, start: float, games: int, points: int, seed: int = 0,
 def _run_start(run_dir: Path) -> float:
     """When a finished run started: its config's time, or its first snapshot's if earlier (a
     resume writes the config again)."""
-    times = [p.stat().st_mtime for p in (run_dir / "snapshots").glob("main@1.safetensors")]
-    return min([(run_dir / "config.toml").stat().st_mtime, *times])
+    first = run_dir / "snapshots" / "main@1.safetensors"
+    config = (run_dir / "config.toml").stat().st_mtime
+    return min(config, first.stat().st_mtime) if first.exists() else config
 
 
 def _picks(found: list[int], points: int, versions: list[int] | None) -> list[int]:

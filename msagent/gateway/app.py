@@ -34,7 +34,7 @@ from msagent.experience.schema import GameSchema
 from msagent.experience.stream_keys import StreamKeys
 from msagent.gateway.body import CONTENT_TYPES, read_upload
 from msagent.gateway.errors import Refused, retry_after
-from msagent.gateway.fast_upload import UploadFastPath
+from msagent.gateway.fast_upload import UPLOAD_ROUTE, UploadFastPath
 from msagent.gateway.handlers import error_response, install_error_handlers, json_response
 from msagent.gateway.model_routes import add_model_routes
 from msagent.gateway.producer import StreamProducer
@@ -140,7 +140,7 @@ def _upload_route(app: FastAPI, gw: Gateway) -> None:
             return json_response(200, {"status": "duplicate", "entry": added.entry})
         return json_response(201, {"status": "stored", "entry": added.entry})
 
-    app.add_api_route("/v1/games/{game}/episodes", upload, methods=["POST"], status_code=201,
+    app.add_api_route(UPLOAD_ROUTE, upload, methods=["POST"], status_code=201,
                       tags=["experience"], openapi_extra=_UPLOAD_OPENAPI,
                       responses=_UPLOAD_RESPONSES, name="upload_episode")
     app.add_middleware(UploadFastPath, handler=upload)

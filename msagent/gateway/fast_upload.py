@@ -19,9 +19,12 @@ from starlette.responses import Response
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from msagent.gateway.errors import Refused
-from msagent.gateway.handlers import error_response, unexpected
+from msagent.gateway.handlers import refused, unexpected
 
-UPLOAD_PATH = re.compile(r"/v1/games/([^/]+)/episodes")
+UPLOAD_ROUTE = "/v1/games/{game}/episodes"
+"""The upload route, as FastAPI declares it."""
+
+UPLOAD_PATH = re.compile(UPLOAD_ROUTE.replace("{game}", "([^/]+)"))
 """The upload route's path; the game is what Starlette's ``{game}`` would match."""
 
 Handler = Callable[[str, Request], Awaitable[Response]]
@@ -50,7 +53,7 @@ class UploadFastPath:
         try:
             response = await self.handler(found[1], request)
         except Refused as exc:
-            response = error_response(exc.status, exc.reason, exc.headers)
+            response = await refused(request, exc)
         except Exception as exc:
             response = await unexpected(request, exc)
         await response(scope, receive, send)

@@ -36,13 +36,13 @@ def error_response(status: int, reason: str, headers: dict[str, str] | None = No
 
 def install_error_handlers(app: FastAPI) -> None:
     """Answer every error in the one JSON shape."""
-    app.add_exception_handler(Refused, _refused)
+    app.add_exception_handler(Refused, refused)
     app.add_exception_handler(HTTPException, _http_error)
     app.add_exception_handler(RequestValidationError, _invalid_request)
     app.add_exception_handler(Exception, unexpected)
 
 
-async def _refused(request: Request, exc: Exception) -> Response:
+async def refused(request: Request, exc: Exception) -> Response:
     """A refusal raised on purpose."""
     assert isinstance(exc, Refused)
     return error_response(exc.status, exc.reason, exc.headers)
