@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import os
 import subprocess
@@ -31,6 +32,11 @@ from pathlib import Path
 
 import msgpack
 import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+from http_load import post_all  # noqa: E402
 
 from msagent.experience.records import EpisodeRecord, Provenance, encode_array
 from msagent.experience.store import ExperienceStore
@@ -101,39 +107,55 @@ async def bare_xadd(url: str, payloads: list[bytes], concurrency: int) -> dict:
 
 async def http_load(url: str, token: str, payloads: list[bytes], concurrency: int,
                     redis_url: str, keys: StreamKeys) -> dict:
-    """Concurrent HTTP clients POST the bodies; the largest stream backlog is sampled."""
-    import aiohttp
+    """Concurrent keep-alive HTTP clients POST the bodies; the largest stream backlog is
+    sampled."""
     from redis.asyncio import Redis
 
-    queue = list(reversed(payloads))
     latencies: list[float] = []
     statuses: dict[int, int] = {}
     headers = {"Authorization": f"Bearer {token}", "Content-Type": "application/msgpack"}
-    redis, backlog = Redis.from_url(redis_url), [0]
+    redis, backlog, done = Redis.from_url(redis_url), [0], asyncio.Event()
 
-    async def worker(session: aiohttp.ClientSession) -> None:
-        while queue:
-            body = queue.pop()
-            t = time.perf_counter()
-            async with session.post(f"{url}/v1/games/cartpole/episodes", data=body,
-                                    headers=headers) as resp:
-                await resp.read()
-                statuses[resp.status] = statuses.get(resp.status, 0) + 1
-            latencies.append(time.perf_counter() - t)
+    def on_status(status: int, seconds: float) -> None:
+        statuses[status] = statuses.get(status, 0) + 1
+        latencies.append(seconds)
 
     async def sample_backlog() -> None:
-        while queue:
+        while not done.is_set():
             backlog[0] = max(backlog[0], await redis.xlen(keys.stream))
-            await asyncio.sleep(0.1)
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(done.wait(), 0.1)
 
-    connector = aiohttp.TCPConnector(limit=concurrency)
-    async with aiohttp.ClientSession(connector=connector) as session:
-        start = time.perf_counter()
-        await asyncio.gather(sample_backlog(), *(worker(session) for _ in range(concurrency)))
-        elapsed = time.perf_counter() - start
+    sampler = asyncio.create_task(sample_backlog())
+    host, port = url.removeprefix("http://").rsplit(":", 1)
+    elapsed = await post_all(host, int(port), "/v1/games/cartpole/episodes", headers,
+                             payloads, concurrency, on_status)
+    done.set()
+    await sampler
     await redis.aclose()
     return {**summary(len(payloads), elapsed, latencies), "statuses": statuses,
             "max_backlog": backlog[0]}
+
+
+def cpu_seconds() -> dict[str, float]:
+    """CPU seconds (user + system) so far of this process and of each child by its role."""
+    import psutil
+
+    me = psutil.Process()
+    out = {"load generator": sum(me.cpu_times()[:2])}
+    for child in me.children(recursive=True):
+        with contextlib.suppress(psutil.Error):
+            cmd = " ".join(child.cmdline())
+            role = ("redis" if "redis-server" in cmd else "consumer" if " ingest " in cmd
+                    else "gateway" if " serve " in cmd else child.name())
+            out[role] = out.get(role, 0.0) + sum(child.cpu_times()[:2])
+    return out
+
+
+def cpu_per_upload(before: dict[str, float], after: dict[str, float], n: int) -> dict:
+    """Microseconds of CPU per upload spent by each process during the load."""
+    return {role: round((after[role] - before.get(role, 0.0)) / n * 1e6)
+            for role in after}
 
 
 def summary(n: int, elapsed: float, latencies: list[float]) -> dict:
@@ -187,10 +209,15 @@ def main() -> None:
         proc, url = start_gateway(folder, redis_url)
         try:
             payloads = bodies(args.uploads, rng)
+            before = cpu_seconds()
             gateway = asyncio.run(http_load(url, token, payloads, args.concurrency, redis_url,
                                             StreamKeys()))
+            loaded = cpu_seconds()
             gateway["ingest_lag_s"] = round(wait_ingested(
                 ExperienceStore(str(folder / "data" / "experience")), args.uploads), 2)
+            gateway["cpu_us_per_upload"] = cpu_per_upload(before, loaded, args.uploads)
+            gateway["consumer_us_per_episode"] = cpu_per_upload(
+                before, cpu_seconds(), args.uploads)["consumer"]
         finally:
             proc.terminate()
             proc.wait(30)

@@ -12,7 +12,6 @@ and byte counts that do not match the declared shape, before allocating anything
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -140,24 +139,39 @@ def decode_array(value: Any, name: str) -> np.ndarray:
     """The array an :func:`encode_array` map describes; RecordError for anything else.
 
     The declared shape is checked against ``MAX_ARRAY_ELEMENTS`` and the actual byte count
-    before any memory is allocated, so a huge declared length costs nothing.
+    before any memory is allocated, so a huge declared length costs nothing. The array is a
+    read-only view of ``data`` (no copy).
     """
-    if not isinstance(value, dict) or set(value) != {"dtype", "shape", "data"}:
+    if not isinstance(value, dict) or len(value) != 3 or not _ARRAY_KEYS.issuperset(value):
         raise RecordError(f"{name}: expected a map with exactly dtype, shape and data")
     dtype, shape, data = value["dtype"], value["shape"], value["data"]
-    if dtype not in ALLOWED_DTYPES:
+    np_dtype = _DTYPES.get(dtype) if isinstance(dtype, str) else None
+    if np_dtype is None:
         raise RecordError(f"{name}: dtype {dtype!r} is not one of {list(ALLOWED_DTYPES)}")
-    if not isinstance(shape, list | tuple) or not 1 <= len(shape) <= 8 or not all(
-            isinstance(d, int) and not isinstance(d, bool) and 0 <= d for d in shape):
-        raise RecordError(f"{name}: shape must be 1 to 8 non-negative integers, got {shape!r}")
-    count = math.prod(shape)
-    if count > MAX_ARRAY_ELEMENTS:
-        raise RecordError(f"{name}: shape {shape} declares {count} elements, more than "
-                          f"{MAX_ARRAY_ELEMENTS}")
+    count = _element_count(shape, name)
     if not isinstance(data, bytes | bytearray):
         raise RecordError(f"{name}: data must be bytes")
-    itemsize = np.dtype(dtype).itemsize
-    if len(data) != count * itemsize:
-        raise RecordError(f"{name}: shape {shape} of {dtype} needs {count * itemsize} bytes, "
-                          f"got {len(data)}")
-    return np.frombuffer(data, dtype=dtype).reshape(shape)
+    if len(data) != count * np_dtype.itemsize:
+        raise RecordError(f"{name}: shape {shape} of {dtype} needs "
+                          f"{count * np_dtype.itemsize} bytes, got {len(data)}")
+    return np.frombuffer(data, dtype=np_dtype).reshape(shape)
+
+
+_ARRAY_KEYS = frozenset(("dtype", "shape", "data"))
+_DTYPES = {name: np.dtype(name) for name in ALLOWED_DTYPES}
+
+
+def _element_count(shape: Any, name: str) -> int:
+    """The number of elements a declared shape holds (1 to 8 non-negative int dimensions)."""
+    if not isinstance(shape, list | tuple) or not 1 <= len(shape) <= 8:
+        raise RecordError(f"{name}: shape must be 1 to 8 non-negative integers, got {shape!r}")
+    count = 1
+    for d in shape:
+        if type(d) is not int or d < 0:  # bools (an int subclass) are not dimensions
+            raise RecordError(f"{name}: shape must be 1 to 8 non-negative integers, "
+                              f"got {shape!r}")
+        count *= d
+    if count > MAX_ARRAY_ELEMENTS:
+        raise RecordError(f"{name}: shape {list(shape)} declares {count} elements, more than "
+                          f"{MAX_ARRAY_ELEMENTS}")
+    return count

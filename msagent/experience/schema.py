@@ -28,6 +28,8 @@ UPLOAD_FIELDS = {"episode_id", "part", "client_version", "model_version", "obser
 """Every field an upload may carry; ``log_probs``, ``part``, ``client_version`` and
 ``model_version`` are optional."""
 
+_FLOAT32 = np.dtype(np.float32)
+
 LOGP_SLACK = 1e-4
 """How far above 0 a discrete action's log-probability may be (rounding) before it is refused."""
 
@@ -172,21 +174,23 @@ def _shaped(array: np.ndarray, shape: tuple[int, ...], name: str) -> np.ndarray:
 
 
 def _floats(array: np.ndarray, name: str) -> np.ndarray:
-    """A finite float32 copy of a numeric array."""
-    if array.dtype.kind not in "biuf":
-        raise RecordError(f"{name}: expected numbers, got dtype {array.dtype}")
-    with np.errstate(over="ignore", invalid="ignore"):
-        floats = array.astype(np.float32)
-    if not np.isfinite(floats).all():
+    """The numeric array as finite float32 (no copy when it is float32 already)."""
+    if array.dtype != _FLOAT32:
+        if array.dtype.kind not in "biuf":
+            raise RecordError(f"{name}: expected numbers, got dtype {array.dtype}")
+        with np.errstate(over="ignore", invalid="ignore"):
+            array = array.astype(np.float32)
+    if not np.isfinite(array).all():
         raise RecordError(f"{name}: holds NaN or infinite values (or values beyond float32)")
-    return floats
+    return array
 
 
 def _ints(array: np.ndarray, name: str) -> np.ndarray:
-    """An int64 copy of an integer array (floats are refused, not rounded)."""
+    """The integer array as int64 (no copy when it is already; floats are refused, not
+    rounded)."""
     if array.dtype.kind not in "iu" or array.dtype == np.uint64:
         raise RecordError(f"{name}: expected integers, got dtype {array.dtype}")
-    return array.astype(np.int64)
+    return array.astype(np.int64, copy=False)
 
 
 def _flag(body: dict, name: str) -> bool:

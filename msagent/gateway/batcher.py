@@ -1,9 +1,13 @@
-"""Sending the concurrent requests' Lua calls to Redis together: every ``EVALSHA`` issued in
-the same event-loop turn goes out in one pipeline (one connection, one write, one read).
+"""Running one Lua script for many concurrent requests: every call made in the same event-loop
+turn goes to Redis as ONE ``EVALSHA`` (a group commit), whose KEYS and ARGV are the shared ones
+followed by each caller's own, and whose reply holds ``width`` values per caller.
 
-Under load this spends redis-py's per-command overhead (connection checkout, retry wrapper,
-socket write) once per batch instead of once per upload; with a single request in flight it
-adds no more than one loop turn. Each call still gets its own result or exception.
+Under load this spends redis-py's per-command overhead (packing, connection checkout, retry
+wrapper, socket write, reply parsing) and Redis's per-script overhead once per batch instead of
+once per upload; with a single request in flight it adds no more than one loop turn. The
+script must loop over the callers itself (see ``ADD_MANY`` in
+:mod:`msagent.gateway.producer`). An error reply fails every caller of the batch; the script
+is written so that a caller's retry is then safe.
 """
 
 from __future__ import annotations
@@ -16,30 +20,36 @@ from redis import exceptions as rex
 from redis.asyncio import Redis
 
 MAX_BATCH = 256
-"""Most calls sent in one pipeline."""
+"""Most callers served by one script call."""
 
 
 class ScriptBatcher:
-    """Runs one Lua script for many concurrent callers, pipelined.
+    """One Lua script call per batch of concurrent callers.
 
     Args:
         redis: The asyncio client.
         script: The Lua source (loaded on first use, and again if Redis forgot it).
+        keys: KEYS every call starts with; each caller's key follows them.
+        args: ARGV every call starts with; each caller's argument follows them.
+        width: Values of the flat reply that belong to each caller, in caller order.
     """
 
-    def __init__(self, redis: Redis, script: str) -> None:
+    def __init__(self, redis: Redis, script: str, keys: Sequence[Any], args: Sequence[Any],
+                 width: int) -> None:
         self.redis = redis
         self.script = script
         self._sha = redis.register_script(script).sha
-        self._queue: list[tuple[Sequence[Any], asyncio.Future]] = []
+        self._keys, self._args, self._width = tuple(keys), tuple(args), width
+        self._queue: list[tuple[Any, Any, asyncio.Future]] = []
         self._tasks: set[asyncio.Task] = set()
 
-    async def __call__(self, keys: Sequence[Any], args: Sequence[Any]) -> Any:
-        """The script's result for these keys and args (Redis errors raised here)."""
-        future = asyncio.get_running_loop().create_future()
-        self._queue.append(((self._sha, len(keys), *keys, *args), future))
+    async def __call__(self, key: Any, arg: Any) -> list[Any]:
+        """This caller's ``width`` values of the script's reply (Redis errors raised here)."""
+        loop = asyncio.get_running_loop()
+        future = loop.create_future()
+        self._queue.append((key, arg, future))
         if len(self._queue) == 1:
-            asyncio.get_running_loop().call_soon(self._flush)
+            loop.call_soon(self._flush)
         return await future
 
     def _flush(self) -> None:
@@ -50,29 +60,25 @@ class ScriptBatcher:
             self._tasks.add(task)  # keep a reference until it is done
             task.add_done_callback(self._tasks.discard)
 
-    async def _send(self, batch: list[tuple[Sequence[Any], asyncio.Future]]) -> None:
-        """One pipeline for the batch; results (or errors) handed to each caller."""
+    async def _send(self, batch: list[tuple[Any, Any, asyncio.Future]]) -> None:
+        """One script call for the batch; each caller gets its values, or the error."""
+        keys = (*self._keys, *(key for key, _, _ in batch))
+        args = (*self._args, *(arg for _, arg, _ in batch))
         try:
-            results = await self._pipeline(batch)
-            again = [i for i, r in enumerate(results) if isinstance(r, rex.NoScriptError)]
-            if again:  # first use, or Redis restarted without the script: load, resend those
+            try:
+                reply = await self.redis.evalsha(self._sha, len(keys), *keys, *args)
+            except rex.NoScriptError:  # first use, or Redis restarted without the script
                 await self.redis.script_load(self.script)
-                resent = await self._pipeline([batch[i] for i in again])
-                for i, result in zip(again, resent, strict=True):
-                    results[i] = result
-        except Exception as exc:  # the connection failed: every caller gets the error
-            results = [exc] * len(batch)
-        for (_, future), result in zip(batch, results, strict=True):
-            if future.done():  # the caller went away (cancelled)
-                continue
-            if isinstance(result, Exception):
-                future.set_exception(result)
-            else:
-                future.set_result(result)
-
-    async def _pipeline(self, batch: list[tuple[Sequence[Any], asyncio.Future]]) -> list[Any]:
-        """Every call of the batch as one non-transactional pipeline."""
-        async with self.redis.pipeline(transaction=False) as pipe:
-            for command, _ in batch:
-                pipe.execute_command("EVALSHA", *command)
-            return await pipe.execute(raise_on_error=False)
+                reply = await self.redis.evalsha(self._sha, len(keys), *keys, *args)
+            if not isinstance(reply, list) or len(reply) != self._width * len(batch):
+                raise rex.ResponseError(f"the script answered {reply!r:.200} for "
+                                        f"{len(batch)} callers")
+        except Exception as exc:  # every caller gets the error
+            for _, _, future in batch:
+                if not future.done():  # else the caller went away (cancelled)
+                    future.set_exception(exc)
+            return
+        w = self._width
+        for i, (_, _, future) in enumerate(batch):
+            if not future.done():
+                future.set_result(reply[i * w:(i + 1) * w])

@@ -1,16 +1,20 @@
 """Putting checked records on the Redis stream exactly once per (game, client, episode, part).
 
-One Lua script does the whole decision atomically on the server, in one round trip:
+One Lua script does the whole decision atomically on the server, for every upload that
+arrived in the same event-loop turn (:class:`~msagent.gateway.batcher.ScriptBatcher`), in one
+round trip. For each upload, in arrival order:
 
-1. the idempotency key exists: a retry; answer the entry id stored there (nothing added);
+1. its idempotency key exists: a retry; answer the entry id stored there (nothing added);
 2. the stream already holds ``max_backlog`` entries: the store lags; refuse (503), so no
    more than ``max_backlog`` entries ever wait;
 3. else ``XADD`` the record (never trimmed: unconsumed entries are never dropped) and store its
    entry id under the idempotency key with the configured TTL.
 
-The key is looked up before the ``XADD`` and written after it (the script runs atomically, so
+A key is looked up before its ``XADD`` and written after it (the script runs atomically, so
 this equals ``SET NX`` first), so a failing ``XADD`` leaves no key that would turn the client's
-retry into a "duplicate" of nothing.
+retry into a "duplicate" of nothing. Should Redis fail part-way through a batch (out of
+memory, say), every upload of the batch is answered 503; those added before the failure
+answer "duplicate" with their entry id when retried, so none is stored twice or lost.
 """
 
 from __future__ import annotations
@@ -28,16 +32,28 @@ from msagent.experience.stream_keys import CONSUMER_GROUP, RECORD_FIELD, StreamK
 from msagent.gateway.batcher import ScriptBatcher
 from msagent.gateway.errors import Refused, retry_after
 
-ADD_ONCE = """
-local old = redis.call('GET', KEYS[2])
-if old then return {0, old} end
-if redis.call('XLEN', KEYS[1]) >= tonumber(ARGV[3]) then return {2, ''} end
-local id = redis.call('XADD', KEYS[1], '*', ARGV[4], ARGV[1])
-redis.call('SET', KEYS[2], id, 'EX', ARGV[2])
-return {1, id}
+ADD_MANY = """
+local stream, ttl, cap, field = KEYS[1], ARGV[1], tonumber(ARGV[2]), ARGV[3]
+local backlog = redis.call('XLEN', stream)
+local out = {}
+for i = 2, #KEYS do
+  local old = redis.call('GET', KEYS[i])
+  if old then
+    out[#out + 1] = 0; out[#out + 1] = old
+  elseif backlog >= cap then
+    out[#out + 1] = 2; out[#out + 1] = ''
+  else
+    local id = redis.call('XADD', stream, '*', field, ARGV[i + 2])
+    redis.call('SET', KEYS[i], id, 'EX', ttl)
+    backlog = backlog + 1
+    out[#out + 1] = 1; out[#out + 1] = id
+  end
+end
+return out
 """
-"""KEYS: stream, idempotency key. ARGV: record bytes, TTL seconds, max backlog, field name.
-Returns ``{1, id}`` added, ``{0, id}`` duplicate, ``{2, ''}`` backlog too high."""
+"""KEYS: the stream, then one idempotency key per upload. ARGV: TTL seconds, max backlog,
+field name, then one record's bytes per upload. Returns two values per upload: ``1, id``
+added, ``0, id`` duplicate, ``2, ''`` backlog too high."""
 
 UNAVAILABLE = "the experience stream is unavailable; retry later"
 """The reason of a 503 because Redis cannot be reached (or cannot write now)."""
@@ -74,8 +90,8 @@ class StreamProducer:
         self.redis = redis
         self.keys = keys
         self._stream = keys.stream
-        self._args_tail = (int(ttl_s), int(max_backlog), RECORD_FIELD)
-        self._add_once = ScriptBatcher(redis, ADD_ONCE)
+        self._add_many = ScriptBatcher(redis, ADD_MANY, (self._stream,),
+                                       (int(ttl_s), int(max_backlog), RECORD_FIELD), width=2)
         self._group_ready = False
 
     async def add(self, record: EpisodeRecord) -> Added:
@@ -86,7 +102,7 @@ class StreamProducer:
         async with self._unavailable_as_503():
             if not self._group_ready:
                 await self.ensure_group()
-            code, entry = await self._add_once((self._stream, idem), (data, *self._args_tail))
+            code, entry = await self._add_many(idem, data)
         if code == 2:
             raise Refused(503, "the experience backlog is too high; retry later",
                           retry_after(BACKLOG_RETRY_S))

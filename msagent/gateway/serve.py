@@ -67,7 +67,8 @@ def _run_uvicorn(cfg: GatewayConfig, sock: socket.socket, redis_url: str,
     url = f"http://{f'[{host}]' if ':' in host else host}:{port}"
     server = uvicorn.Server(uvicorn.Config(
         build_app(cfg, redis_url), loop="uvloop", http="httptools", lifespan="on",
-        log_level="warning", access_log=False, timeout_graceful_shutdown=10))
+        log_level="warning", access_log=False, timeout_graceful_shutdown=10,
+        proxy_headers=False))  # no X-Forwarded-* rewriting: nothing uses the client address
     say(f"msagent gateway on {url} (docs {url}/docs), redis {redis_url}")
     server.run(sockets=[sock])
 
