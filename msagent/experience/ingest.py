@@ -23,7 +23,7 @@ from urllib.parse import urlsplit
 
 import redis
 
-from msagent.experience.records import EpisodeRecord, RecordError, encode_array
+from msagent.experience.records import EpisodeRecord, RecordError
 from msagent.experience.schema import GameSchema
 from msagent.experience.store import ExperienceStore
 from msagent.experience.stream_keys import (CONSUMER_GROUP, ENTRY_FIELD, REASON_FIELD,
@@ -33,6 +33,10 @@ log = logging.getLogger(__name__)
 
 BLOCK_MS = 500
 """Longest one XREADGROUP waits for new entries (a stop request waits at most this long)."""
+
+READ_COUNT = 250
+"""Most entries one XREADGROUP asks for: Redis answers one command at a time, so a read of
+thousands of episodes (tens of MB) would hold up the gateway's uploads for tens of ms."""
 
 BACKOFF_S = (0.2, 0.5, 1.0, 2.0, 5.0, 10.0)
 """Waits between retries after Redis or the store failed, the last one repeated."""
@@ -147,7 +151,8 @@ class Ingestor:
             due_in = self._first_at + self.flush_s - time.monotonic()
             block = max(1, min(block, int(due_in * 1000)))
         reply = self.redis.xreadgroup(CONSUMER_GROUP, self.consumer, {self.keys.stream: ">"},
-                                      count=self.batch - len(self._buffer), block=block)
+                                      count=min(READ_COUNT, self.batch - len(self._buffer)),
+                                      block=block)
         for _stream, entries in reply or []:
             self._accept(entries)
 
@@ -183,7 +188,7 @@ class Ingestor:
         if schema is None:
             return f"unknown game {record.game!r} (accepted: {sorted(self.schemas)})"
         try:
-            return recheck(schema, record)
+            return schema.check(record)
         except RecordError as exc:
             return f"game {record.game!r}: {exc}"
 
@@ -263,18 +268,6 @@ class Ingestor:
         log.info("ingest: %d records stored (%.1f/s), %d refused, lag %d entries in %s",
                  self.stats.stored, rate, self.stats.refused, self.redis.xlen(self.keys.stream),
                  self.keys.stream)
-
-
-def recheck(schema: GameSchema, record: EpisodeRecord) -> EpisodeRecord:
-    """The record checked by the same code that checked its upload (RecordError if not)."""
-    p = record.provenance
-    body = {"episode_id": record.episode_id, "part": record.part,
-            "client_version": p.client_version, "model_version": p.model_version,
-            "observations": encode_array(record.observations),
-            "actions": encode_array(record.actions), "rewards": encode_array(record.rewards),
-            "log_probs": None if record.log_probs is None else encode_array(record.log_probs),
-            "terminated": record.terminated, "truncated": record.truncated}
-    return schema.validate_upload(body, p)
 
 
 def _describe(url: str) -> str:

@@ -90,19 +90,38 @@ class GameSchema(BaseModel):
             raise RecordError(f"unknown fields {sorted(map(str, unknown))}; allowed: "
                               f"{sorted(UPLOAD_FIELDS)}")
         episode_id = _episode_id(body.get("episode_id"))
-        rewards = _floats(_array(body, "rewards"), "rewards")
-        steps = _length(rewards, self.max_steps)
-        return EpisodeRecord(
-            game=self.name, episode_id=episode_id,
-            observations=self._observations(_array(body, "observations"), steps),
-            actions=self._actions(_array(body, "actions"), steps),
-            rewards=_shaped(rewards, (steps,), "rewards"),
-            log_probs=self._log_probs(body.get("log_probs"), steps),
-            terminated=_flag(body, "terminated"), truncated=_flag(body, "truncated"),
+        rewards = _array(body, "rewards")
+        _length(rewards, self.max_steps)  # before the other arrays are decoded
+        log_probs = body.get("log_probs")
+        return self.check(EpisodeRecord(
+            game=self.name, episode_id=episode_id, observations=_array(body, "observations"),
+            actions=_array(body, "actions"), rewards=rewards,
+            log_probs=None if log_probs is None else _to_array(log_probs, "log_probs"),
+            terminated=body.get("terminated"), truncated=body.get("truncated"),
             provenance=Provenance(provenance.client_id, provenance.received_at,
-                                  _text(body.get("client_version", ""), "client_version", 64),
-                                  _model_version(body.get("model_version"))),
-            part=_int_in(body.get("part", 0), "part", 0, 1_000_000))
+                                  body.get("client_version", ""), body.get("model_version")),
+            part=body.get("part", 0)))
+
+    def check(self, record: EpisodeRecord) -> EpisodeRecord:
+        """The record with every field checked against this schema (arrays converted to the
+        declared dtypes); RecordError names the first field that is wrong.
+
+        The gateway checks each upload with it, and the ingestion consumer each record it
+        reads from the stream again (whatever wrote there)."""
+        rewards = _floats(record.rewards, "rewards")
+        steps = _length(rewards, self.max_steps)
+        p = record.provenance
+        return EpisodeRecord(
+            game=self.name, episode_id=_episode_id(record.episode_id),
+            observations=self._observations(record.observations, steps),
+            actions=self._actions(record.actions, steps),
+            rewards=rewards, log_probs=self._log_probs(record.log_probs, steps),
+            terminated=_flag(record.terminated, "terminated"),
+            truncated=_flag(record.truncated, "truncated"),
+            provenance=Provenance(p.client_id, p.received_at,
+                                  _text(p.client_version, "client_version", 64),
+                                  _model_version(p.model_version)),
+            part=_int_in(record.part, "part", 0, 1_000_000))
 
     def _observations(self, raw: np.ndarray, steps: int) -> np.ndarray:
         """Observations of the declared shape and dtype."""
@@ -126,11 +145,11 @@ class GameSchema(BaseModel):
             raise RecordError(f"actions: {int(bad)} is outside Discrete({self.action_n})")
         return actions
 
-    def _log_probs(self, value: Any, steps: int) -> np.ndarray | None:
+    def _log_probs(self, logp: np.ndarray | None, steps: int) -> np.ndarray | None:
         """Behaviour log-probabilities, when sent: finite, and <= 0 for discrete actions."""
-        if value is None:
+        if logp is None:
             return None
-        logp = _shaped(_floats(_to_array(value, "log_probs"), "log_probs"), (steps,), "log_probs")
+        logp = _shaped(_floats(logp, "log_probs"), (steps,), "log_probs")
         if self.action_n is not None and logp.size and logp.max() > LOGP_SLACK:
             raise RecordError(f"log_probs: {float(logp.max())} is above 0 (a probability > 1)")
         return logp
@@ -193,9 +212,8 @@ def _ints(array: np.ndarray, name: str) -> np.ndarray:
     return array.astype(np.int64, copy=False)
 
 
-def _flag(body: dict, name: str) -> bool:
+def _flag(value: Any, name: str) -> bool:
     """A required boolean."""
-    value = body.get(name)
     if not isinstance(value, bool):
         raise RecordError(f"{name}: expected true or false, got {type(value).__name__}")
     return value

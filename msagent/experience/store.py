@@ -31,6 +31,13 @@ __all__ = ["ExperienceStore", "StoreError"]
 COMPRESSION = "zstd"
 """Parquet compression of the steps files."""
 
+DICTIONARY_COLUMNS = ["client_id", "episode_id", "client_version", "part", "step",
+                      "received_at", "model_version"]
+"""Columns whose values repeat over an episode's rows, so dictionary encoding shrinks them.
+Observations, actions, rewards and log-probabilities rarely repeat: trying a dictionary on
+them cost the consumer ~15 % more CPU for a slightly larger file (200-step CartPole episodes
+with distinct observations: 71 vs 84 µs per episode, 3.0 vs 3.1 kB)."""
+
 _DATE = ds.partitioning(pa.schema([("date", pa.string())]), flavor="hive")
 
 
@@ -103,7 +110,8 @@ class ExperienceStore:
         final, temp = f"{folder}/{name}", f"{folder}/.{name}.tmp"
         table = steps_table(records)
         self.fs.create_dir(folder, recursive=True)
-        pq.write_table(table, temp, filesystem=self.fs, compression=COMPRESSION)
+        pq.write_table(table, temp, filesystem=self.fs, compression=COMPRESSION,
+                       use_dictionary=DICTIONARY_COLUMNS)
         _sync(self.fs, temp)
         self.fs.move(temp, final)
         _sync(self.fs, folder)

@@ -13,9 +13,10 @@ from contextlib import contextmanager
 
 import msgpack
 import numpy as np
+import pyarrow.parquet as pq
 import pytest
 import redis
-from experience_samples import (SCHEMAS, assert_same, cartpole, new_keys, pixels,
+from experience_samples import (DAY, SCHEMAS, assert_same, cartpole, new_keys, pixels,
                                 wait_until)
 
 from msagent.experience.ingest import Ingestor
@@ -118,6 +119,25 @@ def test_a_stop_flushes_the_buffer_before_the_flush_time(redis_url: str, tmp_pat
         assert store.count("cartpole") == 0  # buffered, not yet written
     assert store.count("cartpole") == 9 and pending(client, keys) == 0
     assert client.xlen(keys.stream) == 0
+
+
+def test_small_reads_still_fill_whole_files(redis_url: str, tmp_path,
+                                           monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.setattr("msagent.experience.ingest.READ_COUNT", 3)
+    client, keys = redis.Redis.from_url(redis_url), new_keys()
+    store = ExperienceStore(str(tmp_path / "exp"))
+    for i in range(25):
+        client.xadd(keys.stream, {RECORD_FIELD: cartpole(i, received_at=DAY).to_msgpack()})
+    ingestor = Ingestor(redis_url, keys, store, SCHEMAS, batch=10, flush_s=1.0,
+                        claim_idle_ms=120_000)
+    asked: list[int] = []
+    read = ingestor.redis.xreadgroup
+    ingestor.redis.xreadgroup = lambda *a, **kw: asked.append(kw["count"]) or read(*a, **kw)
+    with running(ingestor):
+        wait_until(lambda: store.count("cartpole") == 25, 20, "all records stored")
+    assert asked and max(asked) == 3
+    files = sorted((tmp_path / "exp").rglob("part-*.parquet"))
+    assert sorted(pq.read_metadata(f).num_rows // 7 for f in files) == [5, 10, 10]
 
 
 @contextmanager
