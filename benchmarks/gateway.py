@@ -146,8 +146,8 @@ def cpu_seconds() -> dict[str, float]:
     for child in me.children(recursive=True):
         with contextlib.suppress(psutil.Error):
             cmd = " ".join(child.cmdline())
-            role = ("redis" if "redis-server" in cmd else "consumer" if " ingest " in cmd
-                    else "gateway" if " serve " in cmd else child.name())
+            role = ("redis" if "redis" in child.name() else "consumer" if " ingest " in cmd
+                    else "gateway")  # msagent serve and its worker processes
             out[role] = out.get(role, 0.0) + sum(child.cpu_times()[:2])
     return out
 
@@ -166,7 +166,7 @@ def summary(n: int, elapsed: float, latencies: list[float]) -> dict:
             "p99_ms": round(float(np.percentile(lat, 99)), 2)}
 
 
-def start_gateway(folder: Path, redis_url: str) -> tuple[subprocess.Popen, str]:
+def start_gateway(folder: Path, redis_url: str, workers: int) -> tuple[subprocess.Popen, str]:
     """``msagent serve`` on a free port with its ingestion consumer; its URL once healthy."""
     from msagent.client.http import wait_healthy
 
@@ -174,6 +174,7 @@ def start_gateway(folder: Path, redis_url: str) -> tuple[subprocess.Popen, str]:
     config = folder / "gateway.toml"
     config.write_text(f'[gateway]\nport = {port}\ndata_dir = "data"\nredis_url = "{redis_url}"\n'
                       "rate_per_s = 1000000.0\nburst = 1000000\ningest_batch = 5000\n"
+                      f"workers = {workers}\n"
                       '[[gateway.games]]\nname = "cartpole"\nenv = "CartPole-v1"\n'
                       "max_steps = 500\n")
     proc = subprocess.Popen([sys.executable, "-m", "msagent", "serve", str(config)],
@@ -200,13 +201,15 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--uploads", type=int, default=10_000)
     parser.add_argument("--concurrency", type=int, default=32)
+    parser.add_argument("--workers", type=int, default=1,
+                        help="gateway worker processes ([gateway] workers)")
     args = parser.parse_args()
     rng = np.random.default_rng(0)
     with tempfile.TemporaryDirectory() as tmp, embedded_redis(Path(tmp)) as redis_url:
         bare = asyncio.run(bare_xadd(redis_url, records(args.uploads, rng), args.concurrency))
         folder = Path(tmp)
         token = TokenStore.of_data_dir(folder / "data").create("bench", ["upload"])[1]
-        proc, url = start_gateway(folder, redis_url)
+        proc, url = start_gateway(folder, redis_url, args.workers)
         try:
             payloads = bodies(args.uploads, rng)
             before = cpu_seconds()

@@ -95,7 +95,15 @@ class GatewaySection(Section):
         burst: Uploads a client may send at once above the rate.
         idempotency_ttl_s: How long an episode id is remembered (a retry within it is stored once).
         max_backlog: Stream entries not yet ingested above which uploads get 503 (the store lags).
+        workers: Gateway processes serving the port (each uses one core at most): more for
+            more uploads/s on a machine with cores to spare.
+        rate_limits: Where the token buckets live: ``process`` (in each gateway process),
+            ``redis`` (shared by every process and host on this Redis), ``auto`` (``redis``
+            when ``workers`` > 1, so a client's limit holds whichever worker it reaches).
         ingest: Run the ingestion consumer as a child process of ``msagent serve``.
+        ingest_nice: The consumer's niceness (0-19): under CPU contention it yields to the
+            gateway, so a burst of uploads is accepted at full speed and ingested right after
+            (the stream holds it, up to ``max_backlog``).
         ingest_batch: Records per Parquet file the consumer writes at most.
         ingest_flush_s: Longest a record waits in the consumer before its file is written.
         claim_idle_ms: Pending entries idle this long are claimed again (a consumer died).
@@ -115,7 +123,10 @@ class GatewaySection(Section):
     burst: int = Field(400, ge=1)
     idempotency_ttl_s: int = Field(7 * 24 * 3600, ge=1)
     max_backlog: int = Field(1_000_000, ge=1)
+    workers: int = Field(1, ge=1, le=64)
+    rate_limits: Literal["auto", "process", "redis"] = "auto"
     ingest: bool = True
+    ingest_nice: int = Field(10, ge=0, le=19)
     ingest_batch: int = Field(2000, ge=1)
     ingest_flush_s: float = Field(1.0, gt=0)
     claim_idle_ms: int = Field(30_000, ge=1)
@@ -142,6 +153,12 @@ class GatewayConfig(Section):
         if "://" in value:
             return value
         return str((Path(self.base_dir) / value).resolve())
+
+    @property
+    def shared_rate_limits(self) -> bool:
+        """Whether the token buckets are kept in Redis (see ``rate_limits``)."""
+        gw = self.gateway
+        return gw.rate_limits == "redis" or (gw.rate_limits == "auto" and gw.workers > 1)
 
     @property
     def data_dir(self) -> Path:

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import os
 import time
 from collections.abc import AsyncIterator
 from typing import Any
@@ -28,7 +29,7 @@ from redis.asyncio.retry import Retry
 from redis.backoff import NoBackoff
 from starlette.responses import Response
 
-from msagent.config.gateway import GatewayConfig
+from msagent.config.gateway import GatewayConfig, load_gateway_config
 from msagent.experience.records import Provenance, RecordError
 from msagent.experience.schema import GameSchema
 from msagent.experience.stream_keys import StreamKeys
@@ -38,7 +39,8 @@ from msagent.gateway.fast_upload import UPLOAD_ROUTE, UploadFastPath
 from msagent.gateway.handlers import error_response, install_error_handlers, json_response
 from msagent.gateway.model_routes import add_model_routes
 from msagent.gateway.producer import StreamProducer
-from msagent.gateway.ratelimit import RateLimiter
+from msagent.gateway.redis_server import die_with_parent
+from msagent.gateway.ratelimit import RateLimiter, SharedRateLimiter
 from msagent.gateway.tokens import Principal, TokenStore
 
 _log = logging.getLogger("msagent.gateway")
@@ -66,12 +68,14 @@ class Gateway:
         self.cfg = cfg
         self.schemas: dict[str, GameSchema] = cfg.schemas()
         self.tokens = TokenStore.of_data_dir(cfg.data_dir)
-        self.limiter = RateLimiter(gw.rate_per_s, gw.burst)
         self.max_body_bytes = gw.max_body_bytes
         self.redis = Redis.from_url(redis_url, socket_connect_timeout=2, socket_timeout=5,
                                     retry=Retry(NoBackoff(), 1))
         self.producer = StreamProducer(self.redis, StreamKeys(gw.prefix),
                                        gw.idempotency_ttl_s, gw.max_backlog)
+        self.limiter: RateLimiter | SharedRateLimiter = (
+            SharedRateLimiter(self.redis, gw.prefix, gw.rate_per_s, gw.burst)
+            if cfg.shared_rate_limits else RateLimiter(gw.rate_per_s, gw.burst))
 
     def principal(self, request: Request, scope: str) -> Principal:
         """The caller's token's principal, if it has ``scope``; else 401 or 403."""
@@ -85,6 +89,14 @@ class Gateway:
         if scope not in principal.scopes:
             raise Refused(403, f"this token lacks the {scope!r} scope")
         return principal
+
+    async def rate_wait(self, client: str) -> float:
+        """Seconds ``client`` must wait before this upload (0.0: go ahead); 503 when shared
+        limits cannot be reached."""
+        if isinstance(self.limiter, RateLimiter):
+            return self.limiter.take(client)
+        async with self.producer.unavailable_as_503():
+            return await self.limiter.take(client)
 
     def schema(self, game: str) -> GameSchema:
         """The schema of a configured game; else 404."""
@@ -119,6 +131,20 @@ def build_app(cfg: GatewayConfig, redis_url: str) -> FastAPI:
     return app
 
 
+CONFIG_ENV, REDIS_ENV, PARENT_ENV = ("MSAGENT_GATEWAY_CONFIG", "MSAGENT_GATEWAY_REDIS",
+                                      "MSAGENT_GATEWAY_PARENT")
+"""Environment variables through which ``msagent serve`` hands each worker process its config
+file, its Redis URL and its own pid (see :func:`app_from_environment`)."""
+
+
+def app_from_environment() -> FastAPI:
+    """The app of one worker process of ``msagent serve`` (uvicorn's factory, in the worker)."""
+    die_with_parent()  # a worker outliving a killed ``msagent serve`` would hold the port
+    if os.getppid() != int(os.environ[PARENT_ENV]):  # it died before that took effect
+        raise SystemExit("msagent serve is gone")
+    return build_app(load_gateway_config(os.environ[CONFIG_ENV]), os.environ[REDIS_ENV])
+
+
 def _upload_route(app: FastAPI, gw: Gateway) -> None:
     """``POST /v1/games/{game}/episodes``: the hot path, answered by :class:`UploadFastPath`
     outside all of FastAPI's middleware (the route declares it in the OpenAPI document, with
@@ -128,7 +154,7 @@ def _upload_route(app: FastAPI, gw: Gateway) -> None:
         """Upload one episode (or consecutive steps of one) of ``game``."""
         principal = gw.principal(request, "upload")
         schema = gw.schema(game)
-        wait = gw.limiter.take(principal.client)
+        wait = await gw.rate_wait(principal.client)
         if wait:
             raise Refused(429, "rate limit exceeded; slow down", retry_after(wait))
         body = await read_upload(request, gw.max_body_bytes)

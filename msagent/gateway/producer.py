@@ -99,7 +99,7 @@ class StreamProducer:
         idem = self.keys.idempotency(record.game, record.provenance.client_id,
                                      record.episode_id, record.part)
         data = record.to_msgpack()
-        async with self._unavailable_as_503():
+        async with self.unavailable_as_503():
             if not self._group_ready:
                 await self.ensure_group()
             code, entry = await self._add_many(idem, data)
@@ -128,7 +128,7 @@ class StreamProducer:
 
     async def stats(self) -> dict[str, Any]:
         """Entries on the stream, entries delivered but not acknowledged, dead letters."""
-        async with self._unavailable_as_503():
+        async with self.unavailable_as_503():
             async with self.redis.pipeline(transaction=False) as pipe:
                 pipe.xlen(self._stream)
                 pipe.xlen(self.keys.dead)
@@ -141,8 +141,9 @@ class StreamProducer:
                 "dead_letters": dead}
 
     @contextlib.asynccontextmanager
-    async def _unavailable_as_503(self) -> AsyncIterator[None]:
-        """Turns "Redis cannot take this now" into Refused(503) with a Retry-After."""
+    async def unavailable_as_503(self) -> AsyncIterator[None]:
+        """Turns "Redis cannot take this now" into Refused(503) with a Retry-After (for every
+        Redis call of an upload)."""
         try:
             yield
         except (rex.ConnectionError, rex.TimeoutError):

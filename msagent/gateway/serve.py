@@ -1,15 +1,17 @@
 """``msagent serve CONFIG``: the gateway with everything it needs, stopped cleanly together.
 
 Starts, in order: the embedded Redis (when ``redis_url`` is empty), the ingestion consumer as
-a child process (when ``ingest`` is true; restarted if it dies), then uvicorn (uvloop and
-httptools) on ``host:port``. Ctrl-C or SIGTERM stops uvicorn (in-flight requests finish),
-then the consumer (it flushes its buffered records), then Redis (it flushes its AOF).
+a child process (when ``ingest`` is true; restarted if it dies; at niceness ``ingest_nice``),
+then uvicorn (uvloop and httptools) on ``host:port``, in ``workers`` processes. Ctrl-C or
+SIGTERM stops uvicorn (in-flight requests finish), then the consumer (it flushes its buffered
+records), then Redis (it flushes its AOF).
 """
 
 from __future__ import annotations
 
 import contextlib
 import logging
+import os
 import signal
 import socket
 import subprocess
@@ -17,6 +19,7 @@ import sys
 import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 from msagent.config.gateway import GatewayConfig, load_gateway_config
 from msagent.gateway.redis_server import die_with_parent, embedded_redis, stop_process
@@ -49,28 +52,43 @@ def serve(config: str | Path, port: int | None = None,
             redis_url = cfg.gateway.redis_url or stack.enter_context(
                 embedded_redis(cfg.data_dir, cfg.gateway.appendfsync))
             if cfg.gateway.ingest:
-                stack.enter_context(ingest_child(Path(config), redis_url))
-            _run_uvicorn(cfg, sock, redis_url, say)
+                stack.enter_context(ingest_child(Path(config), redis_url,
+                                                 cfg.gateway.ingest_nice))
+            _run_uvicorn(cfg, Path(config), sock, redis_url, say)
     finally:
         signal.signal(signal.SIGTERM, previous)
 
 
-def _run_uvicorn(cfg: GatewayConfig, sock: socket.socket, redis_url: str,
+def _run_uvicorn(cfg: GatewayConfig, config: Path, sock: socket.socket, redis_url: str,
                  say: Callable[[str], None]) -> None:
     """Serve the app on a socket bound first (taken port: nothing else started; the printed
-    port is the real one)."""
+    port is the real one): in this process, or in ``workers`` processes sharing the socket
+    (uvicorn's supervisor, which restarts a worker that dies)."""
     import uvicorn
-
-    from msagent.gateway.app import build_app
 
     host, port = sock.getsockname()[:2]
     url = f"http://{f'[{host}]' if ':' in host else host}:{port}"
-    server = uvicorn.Server(uvicorn.Config(
-        build_app(cfg, redis_url), loop="uvloop", http="httptools", lifespan="on",
-        log_level="warning", access_log=False, timeout_graceful_shutdown=10,
-        proxy_headers=False))  # no X-Forwarded-* rewriting: nothing uses the client address
-    say(f"msagent gateway on {url} (docs {url}/docs), redis {redis_url}")
-    server.run(sockets=[sock])
+    workers = cfg.gateway.workers
+    options: dict[str, Any] = {
+        "loop": "uvloop", "http": "httptools", "lifespan": "on", "log_level": "warning",
+        "access_log": False, "timeout_graceful_shutdown": 10,
+        "proxy_headers": False}  # no X-Forwarded-* rewriting: nothing uses the client address
+    say(f"msagent gateway on {url} (docs {url}/docs), redis {redis_url}"
+        + (f", {workers} worker processes" if workers > 1 else ""))
+    if workers == 1:
+        from msagent.gateway.app import build_app
+
+        uvicorn.Server(uvicorn.Config(build_app(cfg, redis_url), **options)).run(sockets=[sock])
+        return
+    from uvicorn.supervisors import Multiprocess
+
+    from msagent.gateway.app import CONFIG_ENV, PARENT_ENV, REDIS_ENV
+
+    os.environ.update({CONFIG_ENV: str(config.absolute()), REDIS_ENV: redis_url,
+                       PARENT_ENV: str(os.getpid())})
+    server_config = uvicorn.Config("msagent.gateway.app:app_from_environment", factory=True,
+                                   workers=workers, **options)
+    Multiprocess(server_config, sockets=[sock]).run()
 
 
 def listening_socket(host: str, port: int) -> socket.socket:
@@ -88,12 +106,13 @@ def listening_socket(host: str, port: int) -> socket.socket:
 
 
 @contextlib.contextmanager
-def ingest_child(config: Path, redis_url: str) -> Iterator[None]:
-    """``msagent ingest CONFIG --redis-url URL`` as a child process, restarted if it dies."""
+def ingest_child(config: Path, redis_url: str, nice: int = 0) -> Iterator[None]:
+    """``msagent ingest CONFIG --redis-url URL`` as a child process of niceness ``nice``,
+    restarted if it dies."""
     args = [sys.executable, "-m", "msagent", "ingest", str(config), "--redis-url", redis_url]
     stopping = threading.Event()
-    child: list[subprocess.Popen] = [_spawn(args)]
-    watcher = threading.Thread(target=_keep_running, args=(args, child, stopping),
+    child: list[subprocess.Popen] = [_spawn(args, nice)]
+    watcher = threading.Thread(target=_keep_running, args=(args, child, stopping, nice),
                                name="ingest-watcher", daemon=True)
     watcher.start()
     try:
@@ -106,13 +125,18 @@ def ingest_child(config: Path, redis_url: str) -> Iterator[None]:
             _log.warning("the ingestion consumer exited with code %s", rc)
 
 
-def _spawn(args: list[str]) -> subprocess.Popen:
-    """Start the consumer (SIGTERM'd by the kernel should this process die)."""
-    return subprocess.Popen(args, stdin=subprocess.DEVNULL, preexec_fn=die_with_parent)
+def _spawn(args: list[str], nice: int = 0) -> subprocess.Popen:
+    """Start the consumer at niceness ``nice`` (SIGTERM'd by the kernel should this process
+    die)."""
+    def prepare() -> None:
+        die_with_parent()
+        os.nice(nice)
+
+    return subprocess.Popen(args, stdin=subprocess.DEVNULL, preexec_fn=prepare)
 
 
 def _keep_running(args: list[str], child: list[subprocess.Popen],
-                  stopping: threading.Event) -> None:
+                  stopping: threading.Event, nice: int = 0) -> None:
     """Start the consumer again whenever it exits on its own."""
     while not stopping.wait(0.5):
         rc = child[0].poll()
@@ -121,7 +145,7 @@ def _keep_running(args: list[str], child: list[subprocess.Popen],
         _log.error("the ingestion consumer exited with code %s; restarting it", rc)
         if stopping.wait(INGEST_RESTART_DELAY_S):
             return
-        child[0] = _spawn(args)
+        child[0] = _spawn(args, nice)
 
 
 def _raise_terminated(signum: int, frame: object) -> None:

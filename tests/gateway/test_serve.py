@@ -18,8 +18,9 @@ import httpx
 import numpy as np
 import psutil
 import pytest
+import redis
 
-from msagent.client import GatewayClient
+from msagent.client import GatewayClient, GatewayError
 from msagent.client.http import wait_healthy
 from msagent.experience.records import EpisodeRecord
 from msagent.experience.stream_keys import StreamKeys
@@ -30,12 +31,14 @@ from tests.gateway.conftest import Stream
 REPO = Path(__file__).resolve().parents[2]
 
 
-def _write_config(folder: Path, redis_url: str, ingest: bool) -> Path:
+def _write_config(folder: Path, redis_url: str, ingest: bool, more: str = "",
+                  prefix: str | None = None) -> Path:
     config = folder / "gateway.toml"
+    prefix = prefix or f"test:{uuid.uuid4().hex[:12]}"
+    limits = more or "rate_per_s = 100000.0\nburst = 100000\n"
     config.write_text(
-        f'[gateway]\ndata_dir = "data"\nredis_url = "{redis_url}"\n'
-        f'prefix = "test:{uuid.uuid4().hex[:12]}"\ningest = {str(ingest).lower()}\n'
-        'rate_per_s = 100000.0\nburst = 100000\ningest_flush_s = 0.2\n'
+        f'[gateway]\ndata_dir = "data"\nredis_url = "{redis_url}"\nprefix = "{prefix}"\n'
+        f'ingest = {str(ingest).lower()}\n{limits}ingest_flush_s = 0.2\n'
         '[[gateway.games]]\nname = "cartpole"\nobs_shape = [4]\naction_n = 2\n')
     return config
 
@@ -158,6 +161,67 @@ def test_serve_with_embedded_redis_and_ingest_stops_everything_on_sigterm(tmp_pa
     assert rc == 0, log.read_text()
     gone, alive = psutil.wait_procs(children, timeout=10)
     assert not alive
+
+
+def test_workers_share_the_port_and_the_rate_limits_and_die_with_serve(tmp_path: Path,
+                                                                      redis_url: str):
+    prefix = f"test:{uuid.uuid4().hex[:12]}"
+    config = _write_config(tmp_path, redis_url, ingest=True, prefix=prefix,
+                           more="workers = 2\nrate_per_s = 0.001\nburst = 6\ningest_nice = 7\n")
+    token = TokenStore(tmp_path / "data" / "tokens.json").create("game", ["upload"])[1]
+    port, log = free_loopback_port(), tmp_path / "serve.log"
+    proc = _serve(config, port, log)
+    try:
+        workers = _workers(proc.pid)
+        consumer = [c for c in psutil.Process(proc.pid).children()
+                    if " ingest " in _command(c)]
+        assert len(workers) == 2 and "2 worker processes" in log.read_text()
+        assert len(consumer) == 1 and consumer[0].nice() == 7
+        statuses = [_upload_once(port, token, f"ep-{i}") for i in range(12)]
+        assert sorted(statuses) == [201] * 6 + [429] * 6  # one bucket, whichever worker
+        plain = redis.Redis.from_url(redis_url)
+        assert plain.exists(f"{prefix}:rate:game") == 1
+        plain.close()
+        workers[0].kill()  # the supervisor starts another
+        _wait_for(lambda: len(set(_workers(proc.pid)) - {workers[0]}) == 2, 30, "a new worker")
+        assert _upload_once(port, token, "ep-99") == 429  # the bucket outlived the worker
+        assert all(httpx.get(f"http://127.0.0.1:{port}/healthz").status_code == 200
+                   for _ in range(6))
+    finally:
+        children = psutil.Process(proc.pid).children(recursive=True)
+        proc.kill()  # no clean-up by msagent serve: its children must go by themselves
+        proc.wait(10)
+    gone, alive = psutil.wait_procs(children, timeout=15)
+    assert not alive, [_command(p)[:80] for p in alive]
+    plain = redis.Redis.from_url(redis_url)
+    for key in plain.scan_iter(f"{prefix}:*"):
+        plain.delete(key)
+    plain.close()
+
+
+def _command(process: psutil.Process) -> str:
+    """A process's command line ("" once it is gone or a zombie)."""
+    try:
+        return " ".join(process.cmdline())
+    except psutil.Error:
+        return ""
+
+
+def _workers(pid: int) -> list[psutil.Process]:
+    """The live uvicorn worker processes of ``msagent serve`` (uvicorn spawns them)."""
+    return [c for c in psutil.Process(pid).children() if "multiprocessing.spawn" in _command(c)]
+
+
+def _upload_once(port: int, token: str, episode_id: str) -> int:
+    """The status of one upload on a connection of its own."""
+    with GatewayClient(f"http://127.0.0.1:{port}", token, max_retries=0) as client:
+        try:
+            answer = client.upload_episode("cartpole", np.zeros((3, 4), np.float32),
+                                           np.zeros(3, np.int64), np.ones(3, np.float32),
+                                           True, False, episode_id=episode_id)
+        except GatewayError as exc:
+            return exc.status
+    return {"stored": 201, "duplicate": 200}[answer["status"]]
 
 
 def test_serve_with_a_bad_config_is_one_line_and_exit_2(tmp_path: Path):

@@ -3,16 +3,19 @@ second), the ``msagent tokens`` commands, and per-client rate limits."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import stat
 import time
+import uuid
 from pathlib import Path
 
 import pytest
+from redis.asyncio import Redis
 from typer.testing import CliRunner
 
 from msagent.cli import app as cli
-from msagent.gateway.ratelimit import RateLimiter
+from msagent.gateway.ratelimit import RateLimiter, SharedRateLimiter
 from msagent.gateway.tokens import TokenError, TokenStore, hash_token
 from tests.gateway.conftest import Api, Stream, episode, make_config
 
@@ -124,8 +127,49 @@ def test_token_bucket():
     assert [limiter.take("a") for _ in range(4)][:3] == [0.0, 0.0, 0.0]  # capped at burst
 
 
-def test_rate_limit_answers_429_with_retry_after(tmp_path: Path, redis_url: str):
-    cfg = make_config(tmp_path, rate_per_s=0.5, burst=2)
+def test_shared_token_buckets_hold_across_gateway_processes(redis_url: str):
+    prefix = f"test:{uuid.uuid4().hex[:12]}"
+
+    async def main() -> tuple[list[float], list[float], float]:
+        clients = [Redis.from_url(redis_url) for _ in range(2)]
+        try:  # two limiters on two connections: two worker processes of one gateway
+            first, second = (SharedRateLimiter(c, prefix, rate_per_s=20, burst=3)
+                             for c in clients)
+            spent = [await first.take("alice"), await second.take("alice"),
+                     await first.take("alice")]
+            over = await asyncio.gather(second.take("alice"), first.take("alice"))
+            await asyncio.sleep(0.12)  # 2.4 tokens come back
+            return spent + [await first.take("bob")], list(over), await second.take("alice")
+        finally:
+            for key in await clients[0].keys(f"{prefix}:*"):
+                await clients[0].delete(key)
+            for c in clients:
+                await c.aclose()
+
+    spent, over, refilled = asyncio.run(main())
+    assert spent == [0.0, 0.0, 0.0, 0.0]  # alice's burst of 3, then bob's own bucket
+    assert over == [pytest.approx(0.05, abs=0.015)] * 2  # a refused call spends nothing
+    assert refilled == 0.0
+
+
+def test_shared_buckets_of_idle_clients_expire(redis_url: str):
+    prefix = f"test:{uuid.uuid4().hex[:12]}"
+
+    async def main() -> int:
+        client = Redis.from_url(redis_url)
+        try:
+            await SharedRateLimiter(client, prefix, rate_per_s=2, burst=3).take("alice")
+            return await client.ttl(f"{prefix}:rate:alice")
+        finally:
+            await client.delete(f"{prefix}:rate:alice")
+            await client.aclose()
+
+    assert 1 <= asyncio.run(main()) <= 3  # full again after burst / rate = 1.5 s
+
+
+@pytest.mark.parametrize("where", ["process", "redis"])
+def test_rate_limit_answers_429_with_retry_after(tmp_path: Path, redis_url: str, where: str):
+    cfg = make_config(tmp_path, rate_per_s=0.5, burst=2, rate_limits=where)
     store = TokenStore.of_data_dir(cfg.data_dir)
     alice, bob = store.create("alice", ["upload"])[1], store.create("bob", ["upload"])[1]
     api, stream = Api(cfg, redis_url), Stream(cfg, redis_url)
