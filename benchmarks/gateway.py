@@ -61,10 +61,11 @@ def episodes(rng: np.random.Generator) -> list[dict]:
     return out
 
 
-def bodies(n: int, rng: np.random.Generator) -> list[bytes]:
-    """``n`` msgpack upload bodies with distinct episode ids."""
+def bodies(n: int, rng: np.random.Generator, first: int = 0) -> list[bytes]:
+    """``n`` msgpack upload bodies with distinct episode ids (``bench-<first>`` on)."""
     base = episodes(rng)
-    return [msgpack.packb({**base[i % VARIANTS], "episode_id": f"bench-{i}"}) for i in range(n)]
+    return [msgpack.packb({**base[i % VARIANTS], "episode_id": f"bench-{first + i}"})
+            for i in range(n)]
 
 
 def records(n: int, rng: np.random.Generator) -> list[bytes]:
@@ -183,7 +184,8 @@ def start_gateway(folder: Path, redis_url: str, workers: int) -> tuple[subproces
     if wait_healthy(url, alive=lambda: proc.poll() is None):
         return proc, url
     proc.kill()
-    raise SystemExit(f"msagent serve did not become healthy:\n{(folder / 'serve.log').read_text()[-2000:]}")
+    log = (folder / "serve.log").read_text()[-2000:]
+    raise SystemExit(f"msagent serve did not become healthy:\n{log}")
 
 
 def wait_ingested(store: ExperienceStore, n: int, timeout_s: float = 120) -> float:
@@ -196,41 +198,66 @@ def wait_ingested(store: ExperienceStore, n: int, timeout_s: float = 120) -> flo
     return time.perf_counter() - start
 
 
+def gateway_round(url: str, token: str, payloads: list[bytes], args: argparse.Namespace,
+                  redis_url: str, store: ExperienceStore, stored_after: int) -> dict:
+    """One load on the running gateway: rate, latency, backlog, ingestion lag, CPU."""
+    before = cpu_seconds()
+    gateway = asyncio.run(http_load(url, token, payloads, args.concurrency, redis_url,
+                                    StreamKeys()))
+    loaded = cpu_seconds()
+    gateway["ingest_lag_s"] = round(wait_ingested(store, stored_after), 2)
+    gateway["cpu_us_per_upload"] = cpu_per_upload(before, loaded, len(payloads))
+    gateway["consumer_us_per_episode"] = cpu_per_upload(
+        before, cpu_seconds(), len(payloads))["consumer"]
+    return gateway
+
+
 def main() -> None:
-    """Baseline, gateway, one table."""
+    """Rounds of (baseline, gateway) on one Redis and one gateway; each round's line, then the
+    medians."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--uploads", type=int, default=10_000)
+    parser.add_argument("--uploads", type=int, default=10_000, help="uploads per round")
     parser.add_argument("--concurrency", type=int, default=32)
     parser.add_argument("--workers", type=int, default=1,
                         help="gateway worker processes ([gateway] workers)")
+    parser.add_argument("--rounds", type=int, default=3,
+                        help="alternating (bare XADD, gateway) rounds; medians reported")
     args = parser.parse_args()
-    rng = np.random.default_rng(0)
+    rng, rounds = np.random.default_rng(0), []
     with tempfile.TemporaryDirectory() as tmp, embedded_redis(Path(tmp)) as redis_url:
-        bare = asyncio.run(bare_xadd(redis_url, records(args.uploads, rng), args.concurrency))
         folder = Path(tmp)
         token = TokenStore.of_data_dir(folder / "data").create("bench", ["upload"])[1]
         proc, url = start_gateway(folder, redis_url, args.workers)
+        store = ExperienceStore(str(folder / "data" / "experience"))
         try:
-            payloads = bodies(args.uploads, rng)
-            before = cpu_seconds()
-            gateway = asyncio.run(http_load(url, token, payloads, args.concurrency, redis_url,
-                                            StreamKeys()))
-            loaded = cpu_seconds()
-            gateway["ingest_lag_s"] = round(wait_ingested(
-                ExperienceStore(str(folder / "data" / "experience")), args.uploads), 2)
-            gateway["cpu_us_per_upload"] = cpu_per_upload(before, loaded, args.uploads)
-            gateway["consumer_us_per_episode"] = cpu_per_upload(
-                before, cpu_seconds(), args.uploads)["consumer"]
+            for r in range(args.rounds):
+                bare = asyncio.run(bare_xadd(redis_url, records(args.uploads, rng),
+                                             args.concurrency))
+                gateway = gateway_round(url, token, bodies(args.uploads, rng, r * args.uploads),
+                                        args, redis_url, store, (r + 1) * args.uploads)
+                rounds.append({"bare_xadd": bare, "gateway": gateway,
+                               "gateway_vs_bare": round(gateway["per_s"] / bare["per_s"], 3)})
+                print(f"round {r + 1}: {line(gateway, bare)}", flush=True)
         finally:
             proc.terminate()
             proc.wait(30)
-    ratio = round(gateway["per_s"] / bare["per_s"], 3)
-    print(json.dumps({"bare_xadd": bare, "gateway": gateway, "gateway_vs_bare": ratio,
-                      "cpus": os.cpu_count()}, indent=1))
-    print(f"gateway {gateway['per_s']:.0f} uploads/s (p50 {gateway['p50_ms']} ms, p99 "
-          f"{gateway['p99_ms']} ms), bare XADD {bare['per_s']:.0f}/s: ratio {ratio}; ingestion "
-          f"lag {gateway['ingest_lag_s']} s after the last upload (largest backlog "
-          f"{gateway['max_backlog']} entries)")
+    print(json.dumps({"rounds": rounds, "cpus": os.cpu_count()}, indent=1))
+    median = {k: float(np.median([r[k] for r in rounds])) for k in ("gateway_vs_bare",)}
+    ratios = sorted(r["gateway_vs_bare"] for r in rounds)
+    print(f"median of {len(rounds)} rounds: gateway "
+          f"{np.median([r['gateway']['per_s'] for r in rounds]):.0f} uploads/s (p99 "
+          f"{np.median([r['gateway']['p99_ms'] for r in rounds]):.1f} ms), bare XADD "
+          f"{np.median([r['bare_xadd']['per_s'] for r in rounds]):.0f}/s, ratio "
+          f"{median['gateway_vs_bare']:.3f} (rounds {ratios[0]:.3f}-{ratios[-1]:.3f})")
+
+
+def line(gateway: dict, bare: dict) -> str:
+    """One round in words."""
+    return (f"gateway {gateway['per_s']:.0f} uploads/s (p50 {gateway['p50_ms']} ms, p99 "
+            f"{gateway['p99_ms']} ms), bare XADD {bare['per_s']:.0f}/s: ratio "
+            f"{gateway['per_s'] / bare['per_s']:.3f}; ingestion lag {gateway['ingest_lag_s']} s "
+            f"after the last upload (largest backlog {gateway['max_backlog']} entries); CPU us "
+            f"per upload {gateway['cpu_us_per_upload']}")
 
 
 if __name__ == "__main__":

@@ -19,6 +19,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
+import re
 import time
 from collections.abc import AsyncIterator
 from typing import Any
@@ -163,15 +164,26 @@ def _upload_route(app: FastAPI, gw: Gateway) -> None:
         except RecordError as exc:
             raise Refused(422, str(exc)) from None
         added = await gw.producer.add(record)
-        if added.duplicate:
-            return json_response(200, {"status": "duplicate", "entry": added.entry})
-        return json_response(201, {"status": "stored", "entry": added.entry})
+        return _added_response(added.duplicate, added.entry)
 
     app.add_api_route(UPLOAD_ROUTE, upload, methods=["POST"], status_code=201,
                       tags=["experience"], openapi_extra=_UPLOAD_OPENAPI,
                       responses=_UPLOAD_RESPONSES, name="upload_episode")
     build_stack = app.build_middleware_stack
     app.build_middleware_stack = lambda: UploadFastPath(build_stack(), upload)  # type: ignore
+
+
+def _added_response(duplicate: bool, entry: str) -> Response:
+    """201 ``{"status": "stored", "entry": ...}`` or 200 ``{"status": "duplicate", ...}``,
+    rendered without ``json.dumps`` (the entry is a stream id: digits and one dash)."""
+    status, word = (200, b"duplicate") if duplicate else (201, b"stored")
+    if not _STREAM_ID.fullmatch(entry):  # never expected; keep the JSON valid regardless
+        return json_response(status, {"status": word.decode(), "entry": entry})
+    body = b'{"status":"%s","entry":"%s"}' % (word, entry.encode())
+    return Response(body, status, media_type="application/json")
+
+
+_STREAM_ID = re.compile(r"[0-9]+-[0-9]+")
 
 
 def _info_routes(app: FastAPI, gw: Gateway) -> None:

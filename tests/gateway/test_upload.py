@@ -4,12 +4,15 @@
 from __future__ import annotations
 
 import gzip
+import json
 import time
 
 import numpy as np
+import pytest
 
 from msagent.experience.records import EpisodeRecord
 from msagent.experience.schema import UPLOAD_FIELDS
+from msagent.gateway.app import _added_response
 from tests.gateway.conftest import Api, Stream, bearer, encode_body, episode
 
 
@@ -63,6 +66,8 @@ def test_a_retry_is_a_duplicate_and_stored_once(api: Api, tokens: dict, stream: 
     again = api.upload(tokens["alice"], body)
     as_json = api.upload(tokens["alice"], body, fmt="json")
     assert first.status_code == 201
+    assert first.json() == {"status": "stored", "entry": stream.entries()[0][0]}
+    assert first.headers["content-type"] == "application/json"
     assert again.status_code == 200 and as_json.status_code == 200
     assert again.json() == {"status": "duplicate", "entry": first.json()["entry"]}
     assert as_json.json()["entry"] == first.json()["entry"]
@@ -120,3 +125,12 @@ def test_openapi_documents_the_upload_body_and_bearer_auth(api: Api):
     assert upload["security"] == [{"bearer": []}]
     assert doc["components"]["securitySchemes"]["bearer"]["scheme"] == "bearer"
     assert api.request("GET", "/docs").status_code == 200
+
+
+@pytest.mark.parametrize("entry", ["1764200000000-0", 'x"}, "status": "forged', "\u00e9-1"])
+def test_the_upload_answer_is_valid_json_whatever_the_entry(entry: str):
+    for duplicate in (False, True):
+        answer = _added_response(duplicate, entry)
+        assert answer.status_code == (200 if duplicate else 201)
+        assert json.loads(answer.body) == {"status": "duplicate" if duplicate else "stored",
+                                           "entry": entry}
