@@ -175,7 +175,7 @@ def start_gateway(folder: Path, redis_url: str, workers: int) -> tuple[subproces
     config = folder / "gateway.toml"
     config.write_text(f'[gateway]\nport = {port}\ndata_dir = "data"\nredis_url = "{redis_url}"\n'
                       "rate_per_s = 1000000.0\nburst = 1000000\ningest_batch = 5000\n"
-                      f"workers = {workers}\n"
+                      + (f"workers = {workers}\n" if workers > 1 else "") +
                       '[[gateway.games]]\nname = "cartpole"\nenv = "CartPole-v1"\n'
                       "max_steps = 500\n")
     proc = subprocess.Popen([sys.executable, "-m", "msagent", "serve", str(config)],
