@@ -48,9 +48,10 @@ def private_redis(tmp_path: Path, redis_url: str) -> Iterator[PrivateRedis]:
     server.stop()
 
 
+@pytest.mark.parametrize("limits", ["process", "redis"])
 def test_redis_down_means_503_and_nothing_accepted(tmp_path: Path,
-                                                   private_redis: PrivateRedis):
-    cfg = make_config(tmp_path)
+                                                   private_redis: PrivateRedis, limits: str):
+    cfg = make_config(tmp_path, rate_limits=limits)
     store = TokenStore.of_data_dir(cfg.data_dir)
     token, admin = store.create("alice", ["upload"])[1], store.create("ops", ["admin"])[1]
     api, stream = Api(cfg, private_redis.url), Stream(cfg, private_redis.url)

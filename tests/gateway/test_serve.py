@@ -112,6 +112,41 @@ def test_gateway_killed_mid_load_loses_and_duplicates_nothing(tmp_path: Path, re
             u.join(30)
         proc.send_signal(signal.SIGTERM)
         assert proc.wait(30) == 0, log.read_text()
+    _assert_each_acked_upload_stored_once(config, redis_url, uploaders, at_kill + 40)
+    assert "gateway stopped" in log.read_text()
+
+
+def test_a_worker_killed_mid_load_loses_and_duplicates_nothing(tmp_path: Path,
+                                                               redis_url: str):
+    config = _write_config(tmp_path, redis_url, ingest=False,
+                           more="workers = 2\nrate_per_s = 100000.0\nburst = 100000\n")
+    token = TokenStore(tmp_path / "data" / "tokens.json").create("game", ["upload"])[1]
+    port, log = free_loopback_port(), tmp_path / "serve.log"
+    proc = _serve(config, port, log)
+    uploaders = [Uploader(f"http://127.0.0.1:{port}", token, f"u{k}") for k in range(4)]
+    try:
+        for u in uploaders:
+            u.start()
+        _wait_for(lambda: all(len(u.acked) >= 20 for u in uploaders), 60, "uploads")
+        victim = _workers(proc.pid)[0]
+        victim.kill()
+        at_kill = sum(len(u.acked) for u in uploaders)
+        _wait_for(lambda: sum(len(u.acked) for u in uploaders) >= at_kill + 80, 60,
+                  "uploads after the kill")
+        _wait_for(lambda: len(set(_workers(proc.pid)) - {victim}) == 2, 30, "a new worker")
+    finally:
+        for u in uploaders:
+            u.stop.set()
+        for u in uploaders:
+            u.join(30)
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(30) == 0, log.read_text()
+    _assert_each_acked_upload_stored_once(config, redis_url, uploaders, at_kill + 80)
+
+
+def _assert_each_acked_upload_stored_once(config: Path, redis_url: str,
+                                          uploaders: list[Uploader], at_least: int) -> None:
+    """No uploader failed; every acknowledged upload is on the stream once; nothing twice."""
     assert not [e for u in uploaders for e in u.errors]
     from msagent.config.gateway import load_gateway_config
 
@@ -122,10 +157,9 @@ def test_gateway_killed_mid_load_loses_and_duplicates_nothing(tmp_path: Path, re
     finally:
         stream.close()
     acked = [episode_id for u in uploaders for episode_id, _ in u.acked]
-    assert len(acked) == len(set(acked)) >= at_kill + 40
+    assert len(acked) == len(set(acked)) >= at_least
     assert all(stored[episode_id] == 1 for episode_id in acked)
     assert max(stored.values()) == 1  # nothing stored twice, acknowledged or not
-    assert "gateway stopped" in log.read_text()
 
 
 def test_serve_with_embedded_redis_and_ingest_stops_everything_on_sigterm(tmp_path: Path,
