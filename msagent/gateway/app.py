@@ -40,8 +40,8 @@ from msagent.gateway.fast_upload import UPLOAD_ROUTE, UploadFastPath
 from msagent.gateway.handlers import error_response, install_error_handlers, json_response
 from msagent.gateway.model_routes import add_model_routes
 from msagent.gateway.producer import StreamProducer
-from msagent.gateway.redis_server import die_with_parent
 from msagent.gateway.ratelimit import RateLimiter, SharedRateLimiter
+from msagent.gateway.redis_server import die_with_parent
 from msagent.gateway.tokens import Principal, TokenStore
 
 _log = logging.getLogger("msagent.gateway")

@@ -79,7 +79,15 @@ def _run_uvicorn(cfg: GatewayConfig, config: Path, sock: socket.socket, redis_ur
         from msagent.gateway.app import build_app
 
         uvicorn.Server(uvicorn.Config(build_app(cfg, redis_url), **options)).run(sockets=[sock])
-        return
+    else:
+        _run_workers(config, sock, redis_url, workers, options)
+
+
+def _run_workers(config: Path, sock: socket.socket, redis_url: str, workers: int,
+                 options: dict[str, Any]) -> None:
+    """uvicorn's supervisor with ``workers`` spawned processes on the socket; each builds its
+    app from the config file and Redis URL it finds in its environment."""
+    import uvicorn
     from uvicorn.supervisors import Multiprocess
 
     from msagent.gateway.app import CONFIG_ENV, PARENT_ENV, REDIS_ENV
