@@ -4,6 +4,7 @@ consumer, SIGTERM stops all three; a bad config is one line and exit code 2."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -12,6 +13,7 @@ import threading
 import time
 import uuid
 from collections import Counter
+from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
@@ -93,23 +95,16 @@ def test_gateway_killed_mid_load_loses_and_duplicates_nothing(tmp_path: Path, re
     token = TokenStore(tmp_path / "data" / "tokens.json").create("game", ["upload"])[1]
     port, log = free_loopback_port(), tmp_path / "serve.log"
     proc = _serve(config, port, log)
-    uploaders = [Uploader(f"http://127.0.0.1:{port}", token, f"u{k}") for k in range(2)]
     try:
-        for u in uploaders:
-            u.start()
-        _wait_for(lambda: all(len(u.acked) >= 20 for u in uploaders), 60, "uploads")
-        proc.send_signal(signal.SIGKILL)
-        proc.wait()
-        at_kill = sum(len(u.acked) for u in uploaders)
-        time.sleep(0.5)  # clients retry into a closed port meanwhile
-        proc = _serve(config, port, log)
-        _wait_for(lambda: sum(len(u.acked) for u in uploaders) >= at_kill + 40, 60,
-                  "uploads after the restart")
+        with _uploading(port, token, 2) as uploaders:
+            proc.send_signal(signal.SIGKILL)
+            proc.wait()
+            at_kill = sum(len(u.acked) for u in uploaders)
+            time.sleep(0.5)  # clients retry into a closed port meanwhile
+            proc = _serve(config, port, log)
+            _wait_for(lambda: sum(len(u.acked) for u in uploaders) >= at_kill + 40, 60,
+                      "uploads after the restart")
     finally:
-        for u in uploaders:
-            u.stop.set()
-        for u in uploaders:
-            u.join(30)
         proc.send_signal(signal.SIGTERM)
         assert proc.wait(30) == 0, log.read_text()
     _assert_each_acked_upload_stored_once(config, redis_url, uploaders, at_kill + 40)
@@ -123,25 +118,35 @@ def test_a_worker_killed_mid_load_loses_and_duplicates_nothing(tmp_path: Path,
     token = TokenStore(tmp_path / "data" / "tokens.json").create("game", ["upload"])[1]
     port, log = free_loopback_port(), tmp_path / "serve.log"
     proc = _serve(config, port, log)
-    uploaders = [Uploader(f"http://127.0.0.1:{port}", token, f"u{k}") for k in range(4)]
     try:
-        for u in uploaders:
-            u.start()
+        with _uploading(port, token, 4) as uploaders:
+            victim = _workers(proc.pid)[0]
+            victim.kill()
+            at_kill = sum(len(u.acked) for u in uploaders)
+            _wait_for(lambda: sum(len(u.acked) for u in uploaders) >= at_kill + 80, 60,
+                      "uploads after the kill")
+            _wait_for(lambda: len(set(_workers(proc.pid)) - {victim}) == 2, 30,
+                      "a new worker")
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(30) == 0, log.read_text()
+    _assert_each_acked_upload_stored_once(config, redis_url, uploaders, at_kill + 80)
+
+
+@contextlib.contextmanager
+def _uploading(port: int, token: str, count: int) -> Iterator[list[Uploader]]:
+    """``count`` uploaders running, each with 20 uploads acknowledged; stopped on exit."""
+    uploaders = [Uploader(f"http://127.0.0.1:{port}", token, f"u{k}") for k in range(count)]
+    for u in uploaders:
+        u.start()
+    try:
         _wait_for(lambda: all(len(u.acked) >= 20 for u in uploaders), 60, "uploads")
-        victim = _workers(proc.pid)[0]
-        victim.kill()
-        at_kill = sum(len(u.acked) for u in uploaders)
-        _wait_for(lambda: sum(len(u.acked) for u in uploaders) >= at_kill + 80, 60,
-                  "uploads after the kill")
-        _wait_for(lambda: len(set(_workers(proc.pid)) - {victim}) == 2, 30, "a new worker")
+        yield uploaders
     finally:
         for u in uploaders:
             u.stop.set()
         for u in uploaders:
             u.join(30)
-        proc.send_signal(signal.SIGTERM)
-        assert proc.wait(30) == 0, log.read_text()
-    _assert_each_acked_upload_stored_once(config, redis_url, uploaders, at_kill + 80)
 
 
 def _assert_each_acked_upload_stored_once(config: Path, redis_url: str,
