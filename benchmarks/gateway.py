@@ -237,25 +237,25 @@ def main() -> None:
                                         args, redis_url, store, (r + 1) * args.uploads)
                 rounds.append({"bare_xadd": bare, "gateway": gateway,
                                "gateway_vs_bare": round(gateway["per_s"] / bare["per_s"], 3)})
-                print(f"round {r + 1}: {line(gateway, bare)}", flush=True)
+                print(f"round {r + 1}: {line(rounds[-1])}", flush=True)
         finally:
             proc.terminate()
             proc.wait(30)
     print(json.dumps({"rounds": rounds, "cpus": os.cpu_count()}, indent=1))
-    median = {k: float(np.median([r[k] for r in rounds])) for k in ("gateway_vs_bare",)}
+    median = lambda pick: float(np.median([pick(r) for r in rounds]))  # noqa: E731
     ratios = sorted(r["gateway_vs_bare"] for r in rounds)
-    print(f"median of {len(rounds)} rounds: gateway "
-          f"{np.median([r['gateway']['per_s'] for r in rounds]):.0f} uploads/s (p99 "
-          f"{np.median([r['gateway']['p99_ms'] for r in rounds]):.1f} ms), bare XADD "
-          f"{np.median([r['bare_xadd']['per_s'] for r in rounds]):.0f}/s, ratio "
-          f"{median['gateway_vs_bare']:.3f} (rounds {ratios[0]:.3f}-{ratios[-1]:.3f})")
+    print(f"median of {len(rounds)} rounds: gateway {median(lambda r: r['gateway']['per_s']):.0f}"
+          f" uploads/s (p99 {median(lambda r: r['gateway']['p99_ms']):.1f} ms), bare XADD "
+          f"{median(lambda r: r['bare_xadd']['per_s']):.0f}/s, ratio "
+          f"{median(lambda r: r['gateway_vs_bare']):.3f} (rounds {ratios[0]:.3f}-{ratios[-1]:.3f})")
 
 
-def line(gateway: dict, bare: dict) -> str:
+def line(round_: dict) -> str:
     """One round in words."""
+    gateway, bare = round_["gateway"], round_["bare_xadd"]
     return (f"gateway {gateway['per_s']:.0f} uploads/s (p50 {gateway['p50_ms']} ms, p99 "
             f"{gateway['p99_ms']} ms), bare XADD {bare['per_s']:.0f}/s: ratio "
-            f"{gateway['per_s'] / bare['per_s']:.3f}; ingestion lag {gateway['ingest_lag_s']} s "
+            f"{round_['gateway_vs_bare']:.3f}; ingestion lag {gateway['ingest_lag_s']} s "
             f"after the last upload (largest backlog {gateway['max_backlog']} entries); CPU us "
             f"per upload {gateway['cpu_us_per_upload']}")
 

@@ -13,6 +13,12 @@ from redis.asyncio import Redis
 from msagent.gateway.batcher import ScriptBatcher
 
 
+def _check_bucket(rate_per_s: float, burst: int) -> None:
+    """A bucket needs a positive rate and room for at least one token (ValueError if not)."""
+    if not rate_per_s > 0 or burst < 1:
+        raise ValueError(f"need rate_per_s > 0 and burst >= 1, got {rate_per_s}, {burst}")
+
+
 class RateLimiter:
     """One token bucket per key, refilled continuously on a monotonic clock; O(1) per call.
 
@@ -24,8 +30,7 @@ class RateLimiter:
 
     def __init__(self, rate_per_s: float, burst: int,
                  clock: Callable[[], float] = time.monotonic) -> None:
-        if not rate_per_s > 0 or burst < 1:
-            raise ValueError(f"need rate_per_s > 0 and burst >= 1, got {rate_per_s}, {burst}")
+        _check_bucket(rate_per_s, burst)
         self.rate = float(rate_per_s)
         self.burst = float(burst)
         self._clock = clock
@@ -83,8 +88,7 @@ class SharedRateLimiter:
     """
 
     def __init__(self, redis: Redis, prefix: str, rate_per_s: float, burst: int) -> None:
-        if not rate_per_s > 0 or burst < 1:
-            raise ValueError(f"need rate_per_s > 0 and burst >= 1, got {rate_per_s}, {burst}")
+        _check_bucket(rate_per_s, burst)
         self.prefix = prefix
         self._take = ScriptBatcher(redis, TAKE_MANY, (), (repr(float(rate_per_s)),
                                                           str(int(burst))), width=1)
