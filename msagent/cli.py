@@ -1,5 +1,6 @@
-"""The ``msagent`` command line: ``msagent train CONFIG``, ``msagent evaluate RUN_DIR``,
-``msagent league RUN_DIR``, ``msagent dashboard RUN_DIR``, ``msagent export RUN_DIR OUT``, ``msagent validate-env SCRIPT``,
+"""The ``msagent`` command line: ``msagent train CONFIG``, ``msagent stop RUN_DIR``,
+``msagent evaluate RUN_DIR``, ``msagent league RUN_DIR``, ``msagent dashboard RUN_DIR``,
+``msagent export RUN_DIR OUT``, ``msagent validate-env SCRIPT``,
 the game-client gateway (``msagent serve CONFIG``, ``msagent ingest CONFIG``,
 ``msagent tokens create|list|revoke CONFIG``) and ``msagent version``.
 
@@ -84,6 +85,21 @@ def train(
         from msagent.train.signals import EXIT_CODES
 
         raise typer.Exit(EXIT_CODES.get(result["signal"], INTERRUPTED_EXIT))
+
+
+@app.command()
+def stop(run_dir: Path = typer.Argument(..., help="The directory of a run training now.")) -> None:
+    """Ask a training run to stop cleanly (final checkpoint, result), from any terminal."""
+    from msagent.rundir import RunDir
+
+    try:
+        path = RunDir.open(run_dir).stop_path
+    except UserError as exc:
+        _fail(str(exc), USER_ERROR_EXIT)
+    path.touch()
+    Console(soft_wrap=True, highlight=False).print(
+        f"wrote {path}: the run stops cleanly within a second (a final checkpoint, then "
+        "its result); a run that is not training now removes the file when it resumes")
 
 
 @app.command()

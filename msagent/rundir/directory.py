@@ -8,6 +8,7 @@ Layout::
         train.log             the log file
         tensorboard/          TensorBoard event files
         checkpoints/          ckpt-{step:09d}.safetensors + .json, newest 3 kept
+        STOP                  present while a clean stop is asked for (``msagent stop``)
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from msagent.rundir.checkpoints import Checkpoint, CheckpointStore
 
 MARKER = ".msagent-run"
 CONFIG_NAME = "config.toml"
+STOP_NAME = "STOP"
 KEEP_CHECKPOINTS = 3
 
 
@@ -97,6 +99,11 @@ class RunDir:
     def snapshots(self) -> SnapshotFiles:
         """League snapshots written by the learners (restored into the pool on resume)."""
         return SnapshotFiles(self.path / "snapshots")
+
+    @property
+    def stop_path(self) -> Path:
+        """A file whose presence asks the run's driver to stop cleanly (``msagent stop``)."""
+        return self.path / STOP_NAME
 
     @property
     def tensorboard_dir(self) -> Path:

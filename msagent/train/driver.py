@@ -17,7 +17,7 @@ from msagent.telemetry import DROPPED, Metrics, ProgressDisplay, ScalarWriter, l
 from msagent.telemetry.stopping import stop_reason
 from msagent.services.inference import mean_batch_size
 from msagent.train.resume import ResumePlan, plan_resume
-from msagent.train.signals import StopSignals
+from msagent.train.signals import STOP_FILE_REASON, StopFile, StopSignals
 from msagent.train.feed_watch import FeedWatch
 from msagent.train.placement import new_instances, placement_lines, placements_of
 from msagent.train.league_watch import LeagueWatch
@@ -114,6 +114,7 @@ class Driver:
                  run: RunInfo, plan: ResumePlan | None, signals: StopSignals) -> None:
         self.cfg, self.services, self.run_dir, self.run = cfg, services, run_dir, run
         self.signals = signals
+        self.stop_file = StopFile(run_dir.stop_path if run_dir else None)
         self.metrics = Metrics(window=cfg.run.stop.return_window)
         if plan is not None:
             self.metrics.load_state_dict(plan.progress)
@@ -205,10 +206,12 @@ class Driver:
         return reason
 
     def _stop_reason(self, snap: dict[str, Any]) -> str | None:
-        """A stop criterion reached, or a stop signal received."""
+        """A stop criterion reached, a stop signal received or a STOP file found."""
         if self.signals.received:
             log.warning("%s received: stopping cleanly", self.signals.received)
             return f"interrupted by {self.signals.received}"
+        if self.stop_file.requested():
+            return STOP_FILE_REASON
         psro = self.league.psro.stop_reason() if self.league and self.league.psro else None
         return psro or stop_reason(snap, self.cfg.run.stop)
 

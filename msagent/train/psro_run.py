@@ -31,7 +31,7 @@ from msagent.rundir import RunDir
 from msagent.rundir.feed import RunFeed
 from msagent.telemetry import log_to_file
 from msagent.telemetry.tensorboard import ScalarWriter
-from msagent.train.signals import StopSignals
+from msagent.train.signals import STOP_FILE_REASON, StopFile, StopSignals
 from msagent.user_scripts import env_factory
 
 log = logging.getLogger("msagent.train")
@@ -85,21 +85,25 @@ class PSRORun:
         if state is None:
             state = psro.start(self.tree.num_players, self.spec.symmetric)
             self._report(state.history[-1])
+        stop_file = StopFile(self.run_dir.stop_path if self.run_dir is not None else None)
         with StopSignals() as signals:
-            reason = self._stop_reason(state, signals.received)
+            reason = self._stop_reason(state, signals.received, stop_file)
             while reason is None:
                 self._report(psro.step(state))
                 if state.iteration % self.spec.checkpoint_every == 0:
                     self._checkpoint(state)
                 self._publish(state)
-                reason = self._stop_reason(state, signals.received)
+                reason = self._stop_reason(state, signals.received, stop_file)
         return self._finish(state, reason)
 
-    def _stop_reason(self, state: PSROState, signal: str | None) -> str | None:
+    def _stop_reason(self, state: PSROState, signal: str | None,
+                     stop_file: StopFile) -> str | None:
         """Why to stop now, or None."""
         last, stop = state.history[-1], self.cfg.run.stop
         if signal:
             return signal
+        if stop_file.requested():
+            return STOP_FILE_REASON
         if state.iteration >= self.spec.iterations:
             return "iterations"
         if self.spec.nash_conv and last.nash_conv is not None and \

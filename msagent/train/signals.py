@@ -1,12 +1,20 @@
-"""SIGINT and SIGTERM during training: the first asks for a clean stop (services stopped, a
-final checkpoint, the result printed); a second one interrupts at once."""
+"""Asking a training run to stop cleanly (services stopped, a final checkpoint, the result
+printed): SIGINT or SIGTERM to the driver (a second one interrupts at once), or a ``STOP`` file
+in the run directory (``msagent stop RUN_DIR``), which works where no signal reaches the driver,
+such as a Ray job or another user's terminal."""
 
 from __future__ import annotations
 
+import logging
 import signal
 import threading
+from pathlib import Path
 from types import FrameType, TracebackType
 from typing import Any
+
+log = logging.getLogger(__name__)
+
+STOP_FILE_REASON = "stop requested (STOP file)"
 
 EXIT_CODES = {"SIGINT": 130, "SIGTERM": 143}
 """The exit code of ``msagent train`` after a clean stop on each signal (128 + number)."""
@@ -38,3 +46,26 @@ class StopSignals:
         if self.received is not None:
             raise KeyboardInterrupt
         self.received = signal.Signals(signum).name
+
+
+class StopFile:
+    """The run directory's ``STOP`` file: one left from before the run starts is removed (a
+    resumed run must not stop at once); one that appears later asks for a clean stop.
+
+    Args:
+        path: The file (``RunDir.stop_path``), or None for a run without a directory.
+    """
+
+    def __init__(self, path: Path | None) -> None:
+        self.path = path
+        if path is not None and path.exists():
+            log.warning("removing %s, left by an earlier stop", path)
+            path.unlink(missing_ok=True)
+
+    def requested(self) -> bool:
+        """Whether the file is there now (it is removed once seen, so a resume starts clean)."""
+        if self.path is None or not self.path.exists():
+            return False
+        log.warning("%s found: stopping cleanly", self.path)
+        self.path.unlink(missing_ok=True)
+        return True

@@ -1,6 +1,6 @@
-"""SIGINT (Ctrl-C: the whole process group) and SIGTERM stop ``msagent train`` cleanly: the
-services stop, a final checkpoint is written, the result is printed, and the exit code says
-which signal it was (130 / 143)."""
+"""SIGINT (Ctrl-C: the whole process group), SIGTERM and ``msagent stop RUN_DIR`` stop
+``msagent train`` cleanly: the services stop, a final checkpoint is written, the result is
+printed, and the exit code says which signal it was (130 / 143; 0 after ``msagent stop``)."""
 
 from __future__ import annotations
 
@@ -13,8 +13,11 @@ import time
 from pathlib import Path
 
 import pytest
+from typer.testing import CliRunner
 
+from msagent.cli import USER_ERROR_EXIT, app
 from msagent.rundir import RunDir
+from msagent.train.signals import STOP_FILE_REASON, StopFile
 from tests.train.helpers import EXAMPLE
 
 
@@ -70,3 +73,41 @@ def test_a_stop_signal_writes_a_final_checkpoint_and_the_result(
     (run_dir,) = [RunDir.open(p) for p in (tmp_path / "runs").iterdir()]
     assert run_dir.checkpoint_steps()[-1] == result["updates"] == result["checkpoint"] > 3
     assert f"{sig.name} received: stopping cleanly" in run_dir.log_path.read_text()
+
+
+@pytest.mark.slow
+def test_msagent_stop_ends_a_run_from_another_terminal_with_a_final_checkpoint(
+        tmp_path: Path) -> None:
+    proc, result_path = start_training(tmp_path, "local")
+    try:
+        wait_for_updates(proc, 3, timeout_s=120)
+        (run,) = (tmp_path / "runs").iterdir()
+        asked = CliRunner().invoke(app, ["stop", str(run)])
+        assert asked.exit_code == 0 and "STOP" in asked.output, asked.output
+        output, _ = proc.communicate(timeout=90)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+    assert proc.returncode == 0, output
+    result = json.loads(result_path.read_text())
+    assert result["stop_reason"] == STOP_FILE_REASON and result["signal"] is None
+    run_dir = RunDir.open(run)
+    assert run_dir.checkpoint_steps()[-1] == result["updates"] == result["checkpoint"] > 3
+    assert not run_dir.stop_path.exists()  # removed once seen: a resume starts clean
+
+
+def test_a_stop_file_left_from_before_is_removed_and_a_new_one_is_seen_once(
+        tmp_path: Path) -> None:
+    path = tmp_path / "STOP"
+    path.touch()
+    watch = StopFile(path)
+    assert not path.exists() and not watch.requested()
+    path.touch()
+    assert watch.requested() and not path.exists() and not watch.requested()
+    assert not StopFile(None).requested()
+
+
+def test_msagent_stop_refuses_a_folder_that_is_not_a_run(tmp_path: Path) -> None:
+    asked = CliRunner().invoke(app, ["stop", str(tmp_path)])
+    assert asked.exit_code == USER_ERROR_EXIT and "not an msagent run directory" in asked.output
+    assert not (tmp_path / "STOP").exists()
