@@ -18,7 +18,9 @@ from msagent.runtime import solver, state
 from msagent.services.learner_state import LEAGUE_REQUIRED_KEYS
 from msagent.train import run_training
 from msagent.train.resume import plan_resume
+from msagent.train.signals import STOP_FILE_REASON
 from tests.conftest import forget_ray_backend
+from tests.train.helpers import stop_when
 from tests.train.league_helpers import league_config
 
 HEAD = {"msagent_head": 1.0, "msagent_learner": 1.0}
@@ -91,9 +93,15 @@ def _wait(predicate: Any, timeout_s: float) -> None:
     raise AssertionError(f"timed out after {timeout_s} s waiting for {predicate}")
 
 
+def _all_back(run: Path) -> bool:
+    """Whether the env workers of the lost node were replaced and took steps again."""
+    replacements = _feed(run)["replacements"]
+    return bool(replacements) and all(r["back_s"] is not None for r in replacements)
+
+
 def test_a_league_is_placed_survives_a_lost_node_and_resumes_on_a_new_cluster(
         cluster: ThreeNodes, tmp_path: Path) -> None:
-    cfg = league_config(tmp_path, "ray", "run.stop.time_s=50", *PLACEMENT)
+    cfg = league_config(tmp_path, "ray", "run.stop.time_s=150", *PLACEMENT)
     run_dir = RunDir.create(cfg.run.root, cfg.run.name)
     result: dict[str, Any] = {}
     runner = threading.Thread(target=lambda: result.update(run_training(cfg, run_dir)))
@@ -111,8 +119,11 @@ def test_a_league_is_placed_survives_a_lost_node_and_resumes_on_a_new_cluster(
     survivor = cluster.node_id(cluster.env_nodes[1])
     _wait(lambda: len(_feed(run_dir.path)["replacements"]) >= 1, 40)
     steps_after_loss = _feed(run_dir.path)["progress"]["env_steps"]
+    # the lost worker replaced and back, then stop (no padded time_s)
+    stop_when(run_dir, lambda: _all_back(run_dir.path) or not runner.is_alive(), 60,
+              "the replacements")
     runner.join(timeout=120)
-    assert not runner.is_alive() and result["stop_reason"].startswith("time_s")
+    assert not runner.is_alive() and result["stop_reason"] == STOP_FILE_REASON, result
     final = _feed(run_dir.path)
     assert {p["node"] for p in final["placements"]["EnvWorker"]} == {survivor}
     assert len(final["placements"]["EnvWorker"]) == 2  # both replaced, on the remaining node
@@ -123,7 +134,8 @@ def test_a_league_is_placed_survives_a_lost_node_and_resumes_on_a_new_cluster(
     cluster.close()
     restarted = ThreeNodes()
     try:
-        again = league_config(tmp_path, "ray", "run.stop.time_s=65", *PLACEMENT)  # 15 s more
+        again = league_config(tmp_path, "ray", f"run.stop.time_s={result['elapsed_s'] + 12}",
+                              *PLACEMENT)  # 12 s more
         plan = plan_resume(again, run_dir)
         second = run_training(again, run_dir, plan)
     finally:

@@ -19,8 +19,9 @@ from msagent.errors import ServiceDiedError
 from msagent.rundir import RunDir
 from msagent.runtime import state
 from msagent.train import run_training
+from msagent.train.signals import STOP_FILE_REASON
 from tests.services.helpers import wait_until
-from tests.train.helpers import example_config
+from tests.train.helpers import example_config, replacement_back, stop_when
 
 
 class Background:
@@ -41,6 +42,11 @@ class Background:
             self.result = run_training(cfg, self.run_dir, False)
         except BaseException as exc:  # noqa: BLE001 - handed to the test
             self.error = exc
+
+    @property
+    def alive(self) -> bool:
+        """Whether the run is still going."""
+        return self._thread.is_alive()
 
     def join(self, timeout_s: float = 120) -> None:
         """Wait for the run to end."""
@@ -63,6 +69,17 @@ def kill_when_training(service: str, run: Background) -> int:
     return pid
 
 
+def _stop_after_training_on(run: Background) -> None:
+    """Once the replacement is back, let the learner update twice more, stop; wait for the end."""
+    wait_until(lambda: replacement_back(run.run_dir) or not run.alive, timeout_s=90,
+               what="the replacement")
+    if run.alive:
+        updates = _updates()
+        stop_when(run.run_dir, lambda: _updates() >= updates + 2 or not run.alive, 60,
+                  "training to go on")
+    run.join()
+
+
 def _updates() -> int:
     """The learner's update count."""
     return handle_of("Learner").call_all("stats")[0]["updates"]
@@ -71,22 +88,22 @@ def _updates() -> int:
 @pytest.mark.slow
 def test_a_killed_env_worker_is_replaced_and_the_run_goes_on(ray_only: str,
                                                               tmp_path: Path) -> None:
-    run = Background(tmp_path, "run.stop.time_s=40")
+    run = Background(tmp_path, "run.stop.time_s=150")
     kill_when_training("EnvWorker", run)
-    run.join()
+    _stop_after_training_on(run)
     assert run.error is None, run.error
     (replaced,) = run.result["replacements"]
     assert replaced["dead"] == "EnvWorker#0" and replaced["new"] == "EnvWorker#2"
     assert replaced["back_s"] is not None and replaced["back_s"] < 30, replaced
-    assert run.result["stop_reason"].startswith("time_s")
+    assert run.result["stop_reason"] == STOP_FILE_REASON
     assert "starting a replacement" in run.run_dir.log_path.read_text()
 
 
 @pytest.mark.slow
 def test_a_killed_inference_server_is_replaced(ray_only: str, tmp_path: Path) -> None:
-    run = Background(tmp_path, "run.stop.time_s=40", 'services.inference.mode="central"')
+    run = Background(tmp_path, "run.stop.time_s=150", 'services.inference.mode="central"')
     kill_when_training("InferenceServer", run)
-    run.join()
+    _stop_after_training_on(run)
     assert run.error is None, run.error
     (replaced,) = run.result["replacements"]
     assert replaced["service"] == "InferenceServer" and replaced["new"] == "InferenceServer#1"

@@ -16,7 +16,9 @@ from msagent.rundir import RunDir
 from msagent.train import run_training
 from msagent.train.league_wiring import league_snapshot_keys
 from msagent.train.resume import plan_resume
+from msagent.train.signals import STOP_FILE_REASON
 from tests.services.helpers import wait_until
+from tests.train.helpers import replacement_back, stop_when
 from tests.train.league_helpers import league_config
 from tests.train.test_faults import handle_of
 
@@ -39,6 +41,11 @@ class LeagueBackground:
         except BaseException as exc:  # noqa: BLE001 - handed to the test
             self.error = exc
 
+    @property
+    def alive(self) -> bool:
+        """Whether the run is still going."""
+        return self._thread.is_alive()
+
     def join(self, timeout_s: float = 150) -> None:
         """Wait for the run to end."""
         self._thread.join(timeout_s)
@@ -57,10 +64,13 @@ def kill_when_training(service: str) -> None:
 @pytest.mark.slow
 def test_a_killed_env_worker_is_replaced_and_the_league_goes_on(ray_only: str,
                                                                 tmp_path: Path) -> None:
-    run = LeagueBackground(tmp_path, "run.stop.time_s=45", "services.env_worker.num=2")
+    run = LeagueBackground(tmp_path, "run.stop.time_s=150", "services.env_worker.num=2")
     kill_when_training("EnvWorker")
+    stop_when(run.run_dir, lambda: replacement_back(run.run_dir) or not run.alive, 90,
+              "the replacement")
     run.join()
     assert run.error is None, run.error
+    assert run.result["stop_reason"] == STOP_FILE_REASON, run.result
     (replaced,) = run.result["replacements"]
     assert replaced["dead"] == "EnvWorker#0" and replaced["back_s"] is not None
     assert run.result["league"]["summary"]["matches"] > 0
