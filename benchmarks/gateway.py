@@ -167,7 +167,8 @@ def summary(n: int, elapsed: float, latencies: list[float]) -> dict:
             "p99_ms": round(float(np.percentile(lat, 99)), 2)}
 
 
-def start_gateway(folder: Path, redis_url: str, workers: int) -> tuple[subprocess.Popen, str]:
+def start_gateway(folder: Path, redis_url: str, workers: int,
+                  ingest_nice: int) -> tuple[subprocess.Popen, str]:
     """``msagent serve`` on a free port with its ingestion consumer; its URL once healthy."""
     from msagent.client.http import wait_healthy
 
@@ -175,6 +176,7 @@ def start_gateway(folder: Path, redis_url: str, workers: int) -> tuple[subproces
     config = folder / "gateway.toml"
     config.write_text(f'[gateway]\nport = {port}\ndata_dir = "data"\nredis_url = "{redis_url}"\n'
                       "rate_per_s = 1000000.0\nburst = 1000000\ningest_batch = 5000\n"
+                      f"ingest_nice = {ingest_nice}\n"
                       + (f"workers = {workers}\n" if workers > 1 else "") +
                       '[[gateway.games]]\nname = "cartpole"\nenv = "CartPole-v1"\n'
                       "max_steps = 500\n")
@@ -220,6 +222,8 @@ def main() -> None:
     parser.add_argument("--concurrency", type=int, default=32)
     parser.add_argument("--workers", type=int, default=1,
                         help="gateway worker processes ([gateway] workers)")
+    parser.add_argument("--ingest-nice", type=int, default=10,
+                        help="the consumer's niceness ([gateway] ingest_nice)")
     parser.add_argument("--rounds", type=int, default=3,
                         help="alternating (bare XADD, gateway) rounds; medians reported")
     args = parser.parse_args()
@@ -227,7 +231,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp, embedded_redis(Path(tmp)) as redis_url:
         folder = Path(tmp)
         token = TokenStore.of_data_dir(folder / "data").create("bench", ["upload"])[1]
-        proc, url = start_gateway(folder, redis_url, args.workers)
+        proc, url = start_gateway(folder, redis_url, args.workers, args.ingest_nice)
         store = ExperienceStore(str(folder / "data" / "experience"))
         try:
             for r in range(args.rounds):
