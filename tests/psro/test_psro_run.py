@@ -148,7 +148,9 @@ def test_export_of_a_folder_without_psro_checkpoint_is_refused(tmp_path):
     assert "not an msagent run directory" in result.output
 
 
-def test_sigint_stops_cleanly_with_a_checkpoint(tmp_path):
+@pytest.mark.parametrize("how,code,reason", [("SIGINT", 130, "SIGINT"),
+                                              ("STOP", 0, "stop requested (STOP file)")])
+def test_sigint_or_msagent_stop_ends_it_cleanly_with_a_checkpoint(tmp_path, how, code, reason):
     config = tmp_path / "psro.toml"
     config.write_text(psro_toml(tmp_path / "runs", "leduc_poker", "iterations = 100000"))
     env = {**os.environ, "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0"}
@@ -158,11 +160,15 @@ def test_sigint_stops_cleanly_with_a_checkpoint(tmp_path):
     for line in proc.stdout:
         seen.append(line)
         if line.startswith("psro iteration    3"):
-            proc.send_signal(signal.SIGINT)
+            if how == "SIGINT":
+                proc.send_signal(signal.SIGINT)
+            else:
+                (run,) = (tmp_path / "runs").glob("psro-*")
+                assert runner.invoke(app, ["stop", str(run)]).exit_code == 0
             break
     out = "".join(seen) + proc.stdout.read()
-    assert proc.wait(timeout=60) == 130, out
-    assert "'stop_reason': 'SIGINT'" in out
+    assert proc.wait(timeout=60) == code, out
+    assert f"'stop_reason': '{reason}'" in out
     run_dir = sorted((tmp_path / "runs").glob("psro-*"))[-1]
     state = RunDir.open(run_dir).latest_checkpoint().state
     assert PSROState.from_json(state["psro"]).iteration >= 3
