@@ -34,7 +34,7 @@ from msagent.config.gateway import GatewayConfig, load_gateway_config
 from msagent.experience.records import Provenance, RecordError
 from msagent.experience.schema import GameSchema
 from msagent.experience.stream_keys import StreamKeys
-from msagent.gateway.body import CONTENT_TYPES, read_upload
+from msagent.gateway.body import CONTENT_TYPES, UploadRequest, read_upload
 from msagent.gateway.errors import Refused, retry_after
 from msagent.gateway.fast_upload import UPLOAD_ROUTE, UploadFastPath
 from msagent.gateway.handlers import error_response, install_error_handlers, json_response
@@ -78,7 +78,7 @@ class Gateway:
             SharedRateLimiter(self.redis, gw.prefix, gw.rate_per_s, gw.burst)
             if cfg.shared_rate_limits else RateLimiter(gw.rate_per_s, gw.burst))
 
-    def principal(self, request: Request, scope: str) -> Principal:
+    def principal(self, request: UploadRequest, scope: str) -> Principal:
         """The caller's token's principal, if it has ``scope``; else 401 or 403."""
         header = request.headers.get("authorization", "")
         if header[:7].lower() != "bearer " or not header[7:].strip():
@@ -149,7 +149,7 @@ def app_from_environment() -> FastAPI:
 def _upload_route(app: FastAPI, gw: Gateway) -> None:
     """``POST /v1/games/{game}/episodes``: the hot path, answered by :class:`UploadFastPath`
     outside all of FastAPI's middleware (the route declares it in the OpenAPI document, with
-    the same handler)."""
+    the same handler, which FastAPI hands a ``Request`` and the fast path a ``RawUpload``)."""
 
     async def upload(game: str, request: Request) -> Response:
         """Upload one episode (or consecutive steps of one) of ``game``."""

@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import json
 import zlib
-from typing import Any
+from collections.abc import AsyncIterator, Mapping
+from typing import Any, Protocol
 
 import msgpack
-from starlette.requests import ClientDisconnect, Request
+from starlette.requests import ClientDisconnect
 
 from msagent.gateway.errors import Refused
 
@@ -28,6 +29,18 @@ _DECODE_ERRORS = (ValueError, TypeError, OverflowError, RecursionError,
 """What the decoders raise for bad bytes (truncated, malformed, too deep, bad UTF-8, ...)."""
 
 
+class UploadRequest(Protocol):
+    """What the upload handler reads of a request: Starlette's ``Request`` is one, and so is
+    the fast path's ``RawUpload``."""
+
+    @property
+    def headers(self) -> Mapping[str, str]:
+        """Header values by lower-case name."""
+
+    def stream(self) -> AsyncIterator[bytes]:
+        """The body's chunks as they arrive (ClientDisconnect if the client goes away)."""
+
+
 def content_kind(content_type: str | None) -> str:
     """The decoder a Content-Type header selects (parameters such as charset ignored); else 415."""
     media = (content_type or "").split(";", 1)[0].strip().lower()
@@ -37,13 +50,13 @@ def content_kind(content_type: str | None) -> str:
     return kind
 
 
-async def read_upload(request: Request, max_bytes: int) -> Any:
+async def read_upload(request: UploadRequest, max_bytes: int) -> Any:
     """The decoded body of an upload request (plain maps, lists, numbers, strings, bytes)."""
     kind = content_kind(request.headers.get("content-type"))
     return decode(await read_body(request, max_bytes), kind)
 
 
-async def read_body(request: Request, max_bytes: int) -> bytes:
+async def read_body(request: UploadRequest, max_bytes: int) -> bytes:
     """The request's body, gunzipped if so encoded, refused (413) once it passes ``max_bytes``.
 
     At most ``max_bytes`` plus one received chunk is ever read, and at most ``max_bytes + 1``

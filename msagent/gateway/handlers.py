@@ -64,5 +64,10 @@ async def _invalid_request(request: Request, exc: Exception) -> Response:
 
 async def unexpected(request: Request, exc: Exception) -> Response:
     """A bug: logged with its traceback here, a generic 500 there."""
-    _log.error("unexpected error on %s %s", request.method, request.url.path, exc_info=exc)
+    return unexpected_on(request.method, request.url.path, exc)
+
+
+def unexpected_on(method: str, path: str, exc: Exception) -> Response:
+    """The generic 500 of a bug in answering ``method path``, its traceback logged here."""
+    _log.error("unexpected error on %s %s", method, path, exc_info=exc)
     return error_response(500, "internal error")

@@ -8,11 +8,12 @@ from typing import Any
 
 import httpx
 import pytest
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 from starlette.responses import Response
 
 from msagent.gateway.errors import Refused
-from msagent.gateway.fast_upload import UploadFastPath
+from msagent.gateway.body import UploadRequest
+from msagent.gateway.fast_upload import RawUpload, UploadFastPath
 from tests.gateway.conftest import Api, episode
 
 
@@ -40,8 +41,9 @@ def _call(app: Any, method: str, path: str, content: bytes = b"") -> httpx.Respo
 def test_only_uploads_reach_the_handler_and_the_rest_goes_downstream() -> None:
     calls: list[tuple[str, bytes]] = []
 
-    async def handler(game: str, request: Request) -> Response:
-        calls.append((game, await request.body()))
+    async def handler(game: str, request: UploadRequest) -> Response:
+        assert request.headers["content-length"] == "3"
+        calls.append((game, b"".join([chunk async for chunk in request.stream()])))
         return Response(b"handled", 201)
 
     downstream = Downstream()
@@ -82,3 +84,33 @@ def test_the_gateway_answers_uploads_before_fastapi_routes_them(api: Api, tokens
     assert api.upload(tokens["alice"], episode(20)).status_code == 201
     assert api.request("GET", "/v1/games", headers={
         "Authorization": f"Bearer {tokens['alice']}"}).status_code == 500  # the patch bites there
+
+
+def test_a_raw_upload_gives_the_first_of_repeated_headers_and_the_chunks_in_order() -> None:
+    messages = [{"type": "http.request", "body": b"ab", "more_body": True},
+                {"type": "http.request", "body": b"", "more_body": True},
+                {"type": "http.request", "body": b"c", "more_body": False}]
+
+    async def receive() -> dict:
+        return messages.pop(0)
+
+    async def read() -> list[bytes]:
+        return [chunk async for chunk in raw.stream()]
+
+    scope = {"headers": [(b"content-type", b"application/json"), (b"x-a", b"1"),
+                         (b"content-type", b"text/plain")]}
+    raw = RawUpload(scope, receive)
+    assert raw.headers == {"content-type": "application/json", "x-a": "1"}
+    assert raw.headers["content-type"] == Request({"type": "http", **scope}).headers["content-type"]
+    assert asyncio.run(read()) == [b"ab", b"c"]
+
+
+def test_a_raw_upload_whose_client_went_away_raises_client_disconnect() -> None:
+    async def receive() -> dict:
+        return {"type": "http.disconnect"}
+
+    async def read() -> list[bytes]:
+        return [chunk async for chunk in RawUpload({"headers": []}, receive).stream()]
+
+    with pytest.raises(ClientDisconnect):
+        asyncio.run(read())
