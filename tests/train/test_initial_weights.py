@@ -5,6 +5,7 @@ starts; bad paths and networks that do not fit are refused by name."""
 from __future__ import annotations
 
 import json
+import threading
 from pathlib import Path
 
 import numpy as np
@@ -24,6 +25,7 @@ from msagent.train.initial_weights import (
     fresh_weights, initial_weights, load_weights, mismatch,
 )
 from msagent.user_scripts import build_policy
+from tests.train.helpers import stop_when
 from tests.train.league_helpers import LEAGUE_EXAMPLE, league_config
 
 PLAYERS = '[{id="main", role="main", init=%s}, {id="main_exploiter", role="main_exploiter"}]'
@@ -39,10 +41,19 @@ def _players(init: Path | str, player: str | None = None) -> str:
 def trained(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A short tic-tac-toe league's run directory (checkpoints and snapshots)."""
     root = tmp_path_factory.mktemp("first")
-    cfg = league_config(root, "local", "run.stop.time_s=8", "services.evaluator.num=0",
-                        "league.roles.main.snapshot_every_updates=3")
+    cfg = league_config(root, "local", "run.stop.time_s=120", "services.evaluator.num=0",
+                        "league.roles.main.snapshot_every_updates=3",
+                        "league.roles.main_exploiter.snapshot_every_updates=1")
     run_dir = RunDir.create(cfg.run.root, cfg.run.name)
-    run_training(cfg, run_dir)  # on its own inline backend, shut down at the end
+    # on its own inline backend, shut down at the end; stopped once BOTH players have trained
+    # (a fixed time left the exploiter untrained on a loaded machine)
+    runner = threading.Thread(target=run_training, args=(cfg, run_dir))
+    runner.start()
+    snapshots = run_dir.snapshots
+    stop_when(run_dir, lambda: not runner.is_alive() or all(
+        snapshots.newest(p, 1) and snapshots.newest(p, 1)[0].version > 3
+        for p in ("main", "main_exploiter")), 120, "both players to train")
+    runner.join(60)
     return run_dir.path
 
 
