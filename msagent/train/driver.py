@@ -61,6 +61,7 @@ def run_training(cfg: TrainConfig, run_dir: RunDir | None = None,
 def _train(cfg: TrainConfig, run_dir: RunDir | None, plan: ResumePlan | None) -> dict[str, Any]:
     """Start the backend and the services, train, and shut down what this run started."""
     run = _run_info(run_dir, plan)
+    stop_file = StopFile(run_dir.stop_path if run_dir else None)  # before the slow start-up
     owns_backend = state.installed() is None
     msagent.init(backend="inline" if cfg.run.mode == "local" else "ray",
                  address=cfg.run.address or None, torch_threads=cfg.run.torch_threads,
@@ -71,7 +72,7 @@ def _train(cfg: TrainConfig, run_dir: RunDir | None, plan: ResumePlan | None) ->
     try:
         with StopSignals() as signals:
             services = connect_services(cfg, run)
-            return Driver(cfg, services, run_dir, run, plan, signals).train()
+            return Driver(cfg, services, run_dir, run, plan, (signals, stop_file)).train()
     finally:
         if owns_backend:
             msagent.shutdown()
@@ -111,10 +112,10 @@ class Driver:
     """Watches one run: progress, supervision, checkpoints, stop criteria and signals."""
 
     def __init__(self, cfg: TrainConfig, services: Services, run_dir: RunDir | None,
-                 run: RunInfo, plan: ResumePlan | None, signals: StopSignals) -> None:
+                 run: RunInfo, plan: ResumePlan | None,
+                 stops: tuple[StopSignals, StopFile]) -> None:
         self.cfg, self.services, self.run_dir, self.run = cfg, services, run_dir, run
-        self.signals = signals
-        self.stop_file = StopFile(run_dir.stop_path if run_dir else None)
+        self.signals, self.stop_file = stops
         self.metrics = Metrics(window=cfg.run.stop.return_window)
         if plan is not None:
             self.metrics.load_state_dict(plan.progress)

@@ -78,14 +78,15 @@ class PSRORun:
         self._next_feed = 0.0
 
     def run(self, resume: bool) -> dict[str, Any]:
-        """Iterate until a stop criterion or a signal; checkpoint and export at the end."""
+        """Iterate until a stop criterion, a signal or a STOP file; checkpoint and export at
+        the end."""
+        stop_file = StopFile(self.run_dir.stop_path if self.run_dir is not None else None)
         state, elapsed = self._restore() if resume else (None, 0.0)
         psro = PSRO(ExactOracle(self.members), ExactEvaluator(self.members), solver_of(self.cfg),
                     mixture_nash_conv(self.members), elapsed)
         if state is None:
             state = psro.start(self.tree.num_players, self.spec.symmetric)
             self._report(state.history[-1])
-        stop_file = StopFile(self.run_dir.stop_path if self.run_dir is not None else None)
         with StopSignals() as signals:
             reason = self._stop_reason(state, signals.received, stop_file)
             while reason is None:

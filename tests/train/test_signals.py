@@ -17,8 +17,9 @@ from typer.testing import CliRunner
 
 from msagent.cli import USER_ERROR_EXIT, app
 from msagent.rundir import RunDir
+from msagent.train import driver, run_training
 from msagent.train.signals import STOP_FILE_REASON, StopFile
-from tests.train.helpers import EXAMPLE
+from tests.train.helpers import EXAMPLE, example_config
 
 
 def start_training(tmp_path: Path, mode: str) -> tuple[subprocess.Popen[str], Path]:
@@ -111,3 +112,25 @@ def test_msagent_stop_refuses_a_folder_that_is_not_a_run(tmp_path: Path) -> None
     asked = CliRunner().invoke(app, ["stop", str(tmp_path)])
     assert asked.exit_code == USER_ERROR_EXIT and "not an msagent run directory" in asked.output
     assert not (tmp_path / "STOP").exists()
+
+
+def test_a_stop_asked_while_the_services_start_is_kept_and_an_old_one_is_not(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    cfg = example_config(tmp_path, "local", "run.stop.mean_return=0", "run.stop.env_steps=0",
+                         "run.stop.time_s=3")
+    old = RunDir.create(cfg.run.root, "old")
+    old.stop_path.touch()  # left from an earlier stop: removed, the run trains to time_s
+    assert run_training(cfg, old)["stop_reason"].startswith("time_s")
+    assert not old.stop_path.exists()
+
+    asked = RunDir.create(cfg.run.root, "asked")
+    start = driver.connect_services
+
+    def start_while_asked(*args: object) -> object:
+        asked.stop_path.touch()  # `msagent stop` while the services start
+        return start(*args)
+
+    monkeypatch.setattr(driver, "connect_services", start_while_asked)
+    result = run_training(cfg.model_copy(update={"run": cfg.run.model_copy(
+        update={"stop": cfg.run.stop.model_copy(update={"time_s": 120.0})})}), asked)
+    assert result["stop_reason"] == STOP_FILE_REASON and result["checkpoint"] is not None
