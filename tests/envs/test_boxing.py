@@ -12,6 +12,7 @@ import os
 import re
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import numpy as np
@@ -237,11 +238,12 @@ def test_the_attacker_bot_outpunches_the_random_bot_from_either_seat(seat: int) 
 
 
 def test_a_short_boxing_league_trains_snapshots_and_evaluates(tmp_path: Path) -> None:
-    """``msagent train examples/boxing_league.toml`` for 25 s of training with short games (200 frames):
-    both players learn, the main agent is snapshotted, games are played in the league and
-    against the random bot from both seats."""
+    """``msagent train examples/boxing_league.toml`` with short games (200 frames), asked to
+    stop (``msagent stop``) once both players have snapshots after training and the random
+    bot was played from both seats: both players learn, the main agent is snapshotted, games
+    are played in the league and against the random bot from both seats."""
     result_json = tmp_path / "result.json"
-    overrides = ["run.stop.time_s=25", f"run.root={json.dumps(str(tmp_path / 'runs'))}",
+    overrides = ["run.stop.time_s=150", f"run.root={json.dumps(str(tmp_path / 'runs'))}",
                  "logging.progress=false", "logging.tensorboard=false", "env.max_cycles=200",
                  "services.env_worker.num_envs=4", "services.env_worker.fragment_len=8",
                  "services.learner.batch_fragments=4",
@@ -253,9 +255,18 @@ def test_a_short_boxing_league_trains_snapshots_and_evaluates(tmp_path: Path) ->
     for override in overrides:
         cmd += ["--set", override]
     env = dict(os.environ, RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER="0")
-    done = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=280, cwd=REPO)
-    output = done.stdout[-4000:] + done.stderr[-4000:]
-    assert done.returncode == 0, output
+    out, err = tmp_path / "stdout.txt", tmp_path / "stderr.txt"
+    with out.open("w") as stdout_file, err.open("w") as stderr_file:  # files: never a full pipe
+        proc = subprocess.Popen(cmd, stdout=stdout_file, stderr=stderr_file, env=env, cwd=REPO)
+        try:
+            _stop_once_shown(tmp_path / "runs", proc)
+            proc.wait(timeout=120)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+    stdout = out.read_text()
+    output = stdout[-4000:] + err.read_text()[-4000:]
+    assert proc.returncode == 0, output
     result = json.loads(result_json.read_text())
     players = result["league"]["players"]
     assert players["main"]["updates"] >= 3 and players["main_exploiter"]["updates"] >= 1, result
@@ -265,5 +276,24 @@ def test_a_short_boxing_league_trains_snapshots_and_evaluates(tmp_path: Path) ->
     assert {"main@1.safetensors"} < {s for s in snapshots if s.startswith("main@")}, snapshots
     for seat in (0, 1):
         found = re.search(rf"main vs bot:random from seat {seat}: .* over the last (\d+) games?",
-                          done.stdout)
+                          stdout)
         assert found and int(found[1]) >= 1, output
+
+
+def _stop_once_shown(runs: Path, proc: subprocess.Popen, timeout_s: float = 240) -> None:
+    """Write the run's STOP file once both players have a snapshot after training and the
+    evaluator has played the random bot from both seats (or the run ended first)."""
+    deadline = time.monotonic() + timeout_s
+    while proc.poll() is None and time.monotonic() < deadline:
+        run = next(iter(runs.glob("*/feed/state.json")), None)
+        trained = {p.name.split("@")[0] for p in runs.glob("*/snapshots/*@4.safetensors")}
+        try:
+            feed = json.loads(run.read_text()) if run else {}
+        except ValueError:  # being replaced
+            feed = {}
+        seats = {e["seat"] for e in feed.get("eval", []) if e["opponent"] == "bot:random"
+                 and e["games"] >= 1}
+        if trained >= {"main", "main_exploiter"} and seats == {0, 1}:
+            run.parents[1].joinpath("STOP").touch()
+            return
+        time.sleep(0.5)
