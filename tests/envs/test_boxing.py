@@ -10,9 +10,7 @@ from __future__ import annotations
 import json
 import os
 import re
-import subprocess
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
@@ -25,6 +23,7 @@ from msagent.envs.adapters import as_multi_agent  # noqa: E402
 from msagent.envs.checks import ObsChecker  # noqa: E402
 from msagent.errors import ConfigError  # noqa: E402
 from msagent.user_scripts import build_policy, load_script  # noqa: E402
+from tests.envs.cli_runs import newest_version, random_bot_seats, train_until  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[2]
 BOXING = REPO / "examples" / "boxing"
@@ -255,18 +254,9 @@ def test_a_short_boxing_league_trains_snapshots_and_evaluates(tmp_path: Path) ->
     for override in overrides:
         cmd += ["--set", override]
     env = dict(os.environ, RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER="0")
-    out, err = tmp_path / "stdout.txt", tmp_path / "stderr.txt"
-    with out.open("w") as stdout_file, err.open("w") as stderr_file:  # files: never a full pipe
-        proc = subprocess.Popen(cmd, stdout=stdout_file, stderr=stderr_file, env=env, cwd=REPO)
-        try:
-            _stop_once_shown(tmp_path / "runs", proc)
-            proc.wait(timeout=120)
-        finally:
-            if proc.poll() is None:
-                proc.kill()
-    stdout = out.read_text()
-    output = stdout[-4000:] + err.read_text()[-4000:]
-    assert proc.returncode == 0, output
+    code, stdout, stderr = train_until(cmd, tmp_path / "runs", _shown, env, REPO)
+    output = stdout[-4000:] + stderr[-4000:]
+    assert code == 0, output
     result = json.loads(result_json.read_text())
     players = result["league"]["players"]
     assert players["main"]["updates"] >= 3 and players["main_exploiter"]["updates"] >= 1, result
@@ -280,20 +270,7 @@ def test_a_short_boxing_league_trains_snapshots_and_evaluates(tmp_path: Path) ->
         assert found and int(found[1]) >= 1, output
 
 
-def _stop_once_shown(runs: Path, proc: subprocess.Popen, timeout_s: float = 240) -> None:
-    """Write the run's STOP file once both players have a snapshot after training and the
-    evaluator has played the random bot from both seats (or the run ended first)."""
-    deadline = time.monotonic() + timeout_s
-    while proc.poll() is None and time.monotonic() < deadline:
-        run = next(iter(runs.glob("*/feed/state.json")), None)
-        trained = {p.name.split("@")[0] for p in runs.glob("*/snapshots/*@4.safetensors")}
-        try:
-            feed = json.loads(run.read_text()) if run else {}
-        except ValueError:  # being replaced
-            feed = {}
-        seats = {e["seat"] for e in feed.get("eval", []) if e["opponent"] == "bot:random"
-                 and e["games"] >= 1}
-        if trained >= {"main", "main_exploiter"} and seats == {0, 1}:
-            run.parents[1].joinpath("STOP").touch()
-            return
-        time.sleep(0.5)
+def _shown(feed: dict, snapshots: set[str]) -> bool:
+    """Both players snapshotted after 3 updates, the random bot played from both seats."""
+    trained = all(newest_version(snapshots, p) >= 4 for p in ("main", "main_exploiter"))
+    return trained and random_bot_seats(feed) == {0, 1}
