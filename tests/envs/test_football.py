@@ -22,6 +22,7 @@ from msagent.envs.games.football.child import DEFAULT_PYTHON, PYTHON_ENV_VAR
 from msagent.envs.games.football.wire import pack, unpack
 from msagent.envs.teams import teams_of
 from msagent.errors import ConfigError, IllegalActionError
+from tests.envs.cli_runs import train_until
 
 REPO = Path(__file__).resolve().parents[2]
 FOOTBALL_PYTHON = Path(os.environ.get(PYTHON_ENV_VAR) or DEFAULT_PYTHON)
@@ -204,17 +205,24 @@ def test_msagent_train_learns_from_the_academy_example(tmp_path: Path) -> None:
     out = tmp_path / "result.json"
     env = dict(os.environ, RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER="0")
     started = time.monotonic()
-    done = subprocess.run(
-        [sys.executable, "-m", "msagent", "train", str(REPO / "examples/football_academy.toml"),
-         "--set", "run.stop.time_s=75", "--set", f"run.root={json.dumps(str(tmp_path))}",
-         "--set", "logging.progress=false", "--set", "logging.tensorboard=false",
-         "--result-json", str(out)], capture_output=True, text=True, env=env, timeout=400,
-        cwd=REPO)
-    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    cmd = [sys.executable, "-m", "msagent", "train", str(REPO / "examples/football_academy.toml"),
+           "--set", "run.stop.time_s=150",
+           "--set", f"run.root={json.dumps(str(tmp_path / 'runs'))}",
+           "--set", "logging.progress=false", "--set", "logging.tensorboard=false",
+           "--result-json", str(out)]
+    code, stdout, stderr = train_until(cmd, tmp_path / "runs", _learned, env, REPO)
+    assert code == 0, stdout[-3000:] + stderr[-3000:]
     result = json.loads(out.read_text())
     assert result["updates"] > 0 and result["episodes"] > 0, result
     assert result["env_steps"] > 2000, result
     assert time.monotonic() - started < 300
+
+
+def _learned(feed: dict, snapshots: set[str]) -> bool:
+    """An update made, an episode finished, 2,000 steps played: what the test checks."""
+    progress = feed.get("progress", {})
+    return (progress.get("updates", 0) > 0 and progress.get("episodes", 0) > 0
+            and progress.get("env_steps", 0) > 2000)
 
 
 @needs_football
