@@ -5,11 +5,11 @@ Run: ``python benchmarks/gateway.py [--uploads 10000] [--concurrency 32]``. In o
 it starts a private redis-server (append-only, ``appendfsync everysec``: the gateway's
 default), measures
 
-1. the baseline: ``--concurrency`` asyncio Redis clients each ``XADD``-ing the records' msgpack
-   bytes (what the gateway puts on the stream), one command per episode;
+1. the baseline: ``--concurrency`` asyncio Redis clients each ``XADD``-ing the stream entries
+   the gateway writes for the same bodies, one command per episode;
 2. ``msagent serve`` (uvicorn, with its ingestion consumer writing Parquet) under the same
-   number of concurrent HTTP clients (aiohttp, keep-alive), each POSTing msgpack episodes with
-   a fresh idempotency key;
+   number of concurrent keep-alive HTTP clients (``benchmarks/http_load.py``), each POSTing
+   msgpack episodes with a fresh idempotency key;
 
 and prints uploads/s, p50/p99 latency, the ingestion lag (largest stream backlog during the
 load; seconds from the last accepted upload until every episode is in the store) and the
@@ -38,8 +38,9 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from http_load import post_all  # noqa: E402
 
-from msagent.experience.records import EpisodeRecord, Provenance, encode_array
+from msagent.experience.records import Provenance, encode_array
 from msagent.experience.store import ExperienceStore
+from msagent.experience.stream_entry import upload_entry
 from msagent.experience.stream_keys import StreamKeys
 from msagent.gateway.redis_server import embedded_redis, free_loopback_port
 from msagent.gateway.tokens import TokenStore
@@ -68,19 +69,11 @@ def bodies(n: int, rng: np.random.Generator, first: int = 0) -> list[bytes]:
             for i in range(n)]
 
 
-def records(n: int, rng: np.random.Generator) -> list[bytes]:
-    """``n`` stream payloads: the records the gateway would XADD for the same episodes."""
-    base = episodes(rng)
-    out = []
-    for i in range(n):
-        b = base[i % VARIANTS]
-        rec = EpisodeRecord("cartpole", f"bare-{i}", *(np.frombuffer(b[k]["data"], b[k]["dtype"])
-                            .reshape(b[k]["shape"]) for k in ("observations", "actions",
-                                                              "rewards")),
-                            np.frombuffer(b["log_probs"]["data"], "<f4"), True, False,
-                            Provenance("bench", time.time(), "", 1))
-        out.append(rec.to_msgpack())
-    return out
+def entries(payloads: list[bytes]) -> list[bytes]:
+    """The stream entries the gateway writes for these upload bodies (msgpack uploads travel
+    as sent, beside the gateway's provenance): what the bare ``XADD`` adds."""
+    stamp = Provenance("bench", time.time())
+    return [upload_entry("cartpole", stamp, body) for body in payloads]
 
 
 async def bare_xadd(url: str, payloads: list[bytes], concurrency: int) -> dict:
@@ -235,10 +228,10 @@ def main() -> None:
         store = ExperienceStore(str(folder / "data" / "experience"))
         try:
             for r in range(args.rounds):
-                bare = asyncio.run(bare_xadd(redis_url, records(args.uploads, rng),
-                                             args.concurrency))
-                gateway = gateway_round(url, token, bodies(args.uploads, rng, r * args.uploads),
-                                        args, redis_url, store, (r + 1) * args.uploads)
+                payloads = bodies(args.uploads, rng, r * args.uploads)
+                bare = asyncio.run(bare_xadd(redis_url, entries(payloads), args.concurrency))
+                gateway = gateway_round(url, token, payloads, args, redis_url, store,
+                                        (r + 1) * args.uploads)
                 rounds.append({"bare_xadd": bare, "gateway": gateway,
                                "gateway_vs_bare": round(gateway["per_s"] / bare["per_s"], 3)})
                 print(f"round {r + 1}: {line(rounds[-1])}", flush=True)

@@ -26,6 +26,7 @@ import redis
 from msagent.experience.records import EpisodeRecord, RecordError
 from msagent.experience.schema import GameSchema
 from msagent.experience.store import ExperienceStore
+from msagent.experience.stream_entry import checked_record
 from msagent.experience.stream_keys import (CONSUMER_GROUP, ENTRY_FIELD, REASON_FIELD,
                                             RECORD_FIELD, StreamKeys)
 
@@ -181,16 +182,9 @@ class Ingestor:
         if data is None:
             return f"entry has no {RECORD_FIELD.decode()!r} field"
         try:
-            record = EpisodeRecord.from_msgpack(data)
+            return checked_record(data, self.schemas)
         except RecordError as exc:
             return str(exc)
-        schema = self.schemas.get(record.game)
-        if schema is None:
-            return f"unknown game {record.game!r} (accepted: {sorted(self.schemas)})"
-        try:
-            return schema.check(record)
-        except RecordError as exc:
-            return f"game {record.game!r}: {exc}"
 
     def _dead_letter(self, refused: list[tuple[bytes, bytes | None, str]]) -> None:
         """Move refused entries to the dead-letter stream, atomically with their removal."""

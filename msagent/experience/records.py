@@ -101,6 +101,12 @@ class EpisodeRecord:
             raise RecordError(f"record is not valid msgpack: {exc}") from None
         if not isinstance(body, dict) or body.get("format") != RECORD_FORMAT:
             raise RecordError(f"record is not a {RECORD_FORMAT} map")
+        return cls.from_map(body)
+
+    @classmethod
+    def from_map(cls, body: dict[str, Any]) -> EpisodeRecord:
+        """The record of :meth:`to_msgpack`'s map, decoded already (its arrays not checked:
+        see ``GameSchema.check``); RecordError names what is wrong."""
         try:
             log_probs = body["log_probs"]
             prov = Provenance(str(body["client_id"]), float(body["received_at"]),

@@ -33,6 +33,7 @@ from starlette.responses import Response
 from msagent.config.gateway import GatewayConfig, load_gateway_config
 from msagent.experience.records import Provenance, RecordError
 from msagent.experience.schema import GameSchema
+from msagent.experience.stream_entry import upload_entry
 from msagent.experience.stream_keys import StreamKeys
 from msagent.gateway.body import CONTENT_TYPES, UploadRequest, read_upload
 from msagent.gateway.errors import Refused, retry_after
@@ -158,12 +159,14 @@ def _upload_route(app: FastAPI, gw: Gateway) -> None:
         wait = await gw.rate_wait(principal.client)
         if wait:
             raise Refused(429, "rate limit exceeded; slow down", retry_after(wait))
-        body = await read_upload(request, gw.max_body_bytes)
+        body, as_sent = await read_upload(request, gw.max_body_bytes)
         try:
             record = schema.validate_upload(body, Provenance(principal.client, time.time()))
         except RecordError as exc:
             raise Refused(422, str(exc)) from None
-        added = await gw.producer.add(record)
+        entry = (record.to_msgpack() if as_sent is None
+                 else upload_entry(game, record.provenance, as_sent))
+        added = await gw.producer.add(record, entry)
         return _added_response(added.duplicate, added.entry)
 
     app.add_api_route(UPLOAD_ROUTE, upload, methods=["POST"], status_code=201,

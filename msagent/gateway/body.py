@@ -14,9 +14,9 @@ import zlib
 from collections.abc import AsyncIterator, Mapping
 from typing import Any, Protocol
 
-import msgpack
 from starlette.requests import ClientDisconnect
 
+from msagent.experience.stream_entry import UNPACK_ERRORS, unpack
 from msagent.gateway.errors import Refused
 
 MSGPACK, JSON = "msgpack", "json"
@@ -24,9 +24,6 @@ CONTENT_TYPES = {"application/msgpack": MSGPACK, "application/x-msgpack": MSGPAC
                  "application/json": JSON}
 """Content-Types an upload may have, and the decoder each selects."""
 
-_DECODE_ERRORS = (ValueError, TypeError, OverflowError, RecursionError,
-                  msgpack.UnpackException)
-"""What the decoders raise for bad bytes (truncated, malformed, too deep, bad UTF-8, ...)."""
 
 
 class UploadRequest(Protocol):
@@ -50,10 +47,12 @@ def content_kind(content_type: str | None) -> str:
     return kind
 
 
-async def read_upload(request: UploadRequest, max_bytes: int) -> Any:
-    """The decoded body of an upload request (plain maps, lists, numbers, strings, bytes)."""
+async def read_upload(request: UploadRequest, max_bytes: int) -> tuple[Any, bytes | None]:
+    """The decoded body of an upload request (plain maps, lists, numbers, strings, bytes),
+    and its bytes when they are msgpack (they can go on the stream as they are)."""
     kind = content_kind(request.headers.get("content-type"))
-    return decode(await read_body(request, max_bytes), kind)
+    data = await read_body(request, max_bytes)
+    return decode(data, kind), data if kind == MSGPACK else None
 
 
 async def read_body(request: UploadRequest, max_bytes: int) -> bytes:
@@ -88,9 +87,9 @@ def decode(data: bytes, kind: str) -> Any:
     """Plain data from msgpack (str keys only, no extension types) or JSON (no NaN/Infinity)."""
     try:
         if kind == MSGPACK:
-            return msgpack.unpackb(data, raw=False, strict_map_key=True, max_ext_len=0)
+            return unpack(data)
         return json.loads(data, parse_constant=_refuse_constant)
-    except _DECODE_ERRORS:
+    except UNPACK_ERRORS:
         name = "msgpack" if kind == MSGPACK else "JSON"
         raise Refused(400, f"body is not valid {name}") from None
 

@@ -94,11 +94,11 @@ class StreamProducer:
                                        (int(ttl_s), int(max_backlog), RECORD_FIELD), width=2)
         self._group_ready = False
 
-    async def add(self, record: EpisodeRecord) -> Added:
-        """Put a checked record on the stream once; Refused(503) when Redis cannot take it."""
+    async def add(self, record: EpisodeRecord, data: bytes) -> Added:
+        """Put a checked record's stream entry ``data`` on the stream once (the record says
+        which upload it is); Refused(503) when Redis cannot take it."""
         idem = self.keys.idempotency(record.game, record.provenance.client_id,
                                      record.episode_id, record.part)
-        data = record.to_msgpack()
         async with self.unavailable_as_503():
             if not self._group_ready:
                 await self.ensure_group()

@@ -20,8 +20,9 @@ from experience_samples import (DAY, SCHEMAS, assert_same, cartpole, new_keys, p
                                 wait_until)
 
 from msagent.experience.ingest import Ingestor
-from msagent.experience.records import EpisodeRecord
+from msagent.experience.records import EpisodeRecord, encode_array
 from msagent.experience.store import ExperienceStore
+from msagent.experience.stream_entry import UPLOAD_FORMAT, upload_entry
 from msagent.experience.stream_keys import (CONSUMER_GROUP, ENTRY_FIELD, REASON_FIELD,
                                             RECORD_FIELD, StreamKeys)
 from tests.redis_server import _answers_ping, _free_loopback_port
@@ -59,7 +60,7 @@ def test_good_records_are_stored_and_bad_ones_dead_lettered(
     store = ExperienceStore(str(tmp_path / "exp"))
     good = [cartpole(i) for i in range(30)] + [pixels(i) for i in range(4)]
     bad = {b"not msgpack at all": "not valid msgpack",
-           msgpack.packb({"format": "nope"}): "is not a msagent-episode/1 map",
+           msgpack.packb({"format": "nope"}): "is not a msagent-episode/1 or msagent-upload/1 map",
            cartpole(90, obs_dim=3).to_msgpack(): "observations: expected shape [7, 4]",
            with_reward(cartpole(91), float("nan")): "rewards: holds NaN",
            EpisodeRecord(**{**cartpole(92).__dict__, "game": "chess"}).to_msgpack():
@@ -86,6 +87,48 @@ def test_good_records_are_stored_and_bad_ones_dead_lettered(
         assert bad_ids[fields[ENTRY_FIELD]] in fields[REASON_FIELD].decode()
     assert pending(client, keys) == 0 and ingestor.stats.stored == 34
     assert "34 records stored" in caplog.text and f"lag 0 entries in {keys.stream}" in caplog.text
+
+
+def as_upload(record: EpisodeRecord, **changes: object) -> bytes:
+    """The stream entry the gateway writes for a msgpack upload of ``record`` (its body as
+    the client sent it, beside the gateway's provenance); ``changes`` alter the body."""
+    p = record.provenance
+    body = {"episode_id": record.episode_id, "part": record.part,
+            "client_version": p.client_version, "model_version": p.model_version,
+            "observations": encode_array(record.observations),
+            "actions": encode_array(record.actions), "rewards": encode_array(record.rewards),
+            "log_probs": None if record.log_probs is None else encode_array(record.log_probs),
+            "terminated": record.terminated, "truncated": record.truncated, **changes}
+    return upload_entry(record.game, p, msgpack.packb(body, use_bin_type=True))
+
+
+def test_uploads_kept_as_sent_are_checked_and_stored_like_records(redis_url: str, tmp_path):
+    client, keys = redis.Redis.from_url(redis_url), new_keys()
+    store = ExperienceStore(str(tmp_path / "exp"))
+    good = [cartpole(i) for i in range(6)]
+    for record in good:
+        client.xadd(keys.stream, {RECORD_FIELD: as_upload(record)})
+    head = {"format": UPLOAD_FORMAT, "game": "cartpole", "received_at": DAY}
+    bad = {as_upload(cartpole(90), rewards=encode_array(np.ones(3, np.float32))):
+               "game 'cartpole': observations: expected shape [3, 4]",
+           msgpack.packb({**head, "client_id": "x", "body": b"\xc1"}):
+               "the upload's body is not valid msgpack",
+           msgpack.packb({**head, "body": msgpack.packb({})}): "lacks a client_id",
+           msgpack.packb({**head, "game": ["chess"], "client_id": "x", "body": b""}):
+               "unknown game ['chess']"}
+    reasons = {client.xadd(keys.stream, {RECORD_FIELD: data}): why for data, why in bad.items()}
+    ingestor = Ingestor(redis_url, keys, store, SCHEMAS, batch=8, flush_s=0.2,
+                        claim_idle_ms=5000, progress_s=0.0)
+    with running(ingestor):
+        wait_until(lambda: client.xlen(keys.stream) == 0, 20, "the stream to drain")
+    for got, want in zip(store.episodes("cartpole"), good):
+        assert_same(got, want)
+    assert store.count("cartpole") == len(good)
+    dead = {fields[ENTRY_FIELD]: fields[REASON_FIELD].decode()
+            for _, fields in client.xrange(keys.dead)}
+    assert set(dead) == set(reasons)
+    for entry, why in reasons.items():
+        assert why in dead[entry], (why, dead[entry])
 
 
 def test_entries_a_dead_consumer_left_pending_are_claimed(redis_url: str, tmp_path):

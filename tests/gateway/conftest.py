@@ -18,7 +18,8 @@ import pytest
 import redis
 
 from msagent.config.gateway import GatewayConfig
-from msagent.experience.records import encode_array
+from msagent.experience.records import EpisodeRecord, encode_array
+from msagent.experience.stream_entry import checked_record
 from msagent.experience.stream_keys import StreamKeys
 from msagent.gateway.app import build_app
 from msagent.gateway.tokens import TokenStore
@@ -151,11 +152,16 @@ class Stream:
 
     def __init__(self, cfg: GatewayConfig, redis_url: str) -> None:
         self.keys = StreamKeys(cfg.gateway.prefix)
+        self.schemas = cfg.schemas()
         self.redis = redis.Redis.from_url(redis_url)
 
     def entries(self) -> list[tuple[str, bytes]]:
         """Every entry: (id, record bytes)."""
         return [(i.decode(), f[b"r"]) for i, f in self.redis.xrange(self.keys.stream)]
+
+    def records(self) -> list[EpisodeRecord]:
+        """Every entry's record, checked against its game's schema as the consumer does."""
+        return [checked_record(data, self.schemas) for _, data in self.entries()]
 
     def __len__(self) -> int:
         return int(self.redis.xlen(self.keys.stream))

@@ -34,7 +34,8 @@ def _add_together(redis_url: str, keys: StreamKeys, max_backlog: int, ids: list[
         producer = StreamProducer(client, keys, ttl_s=60, max_backlog=max_backlog)
         try:
             await producer.ensure_group()
-            return await asyncio.gather(*(producer.add(_record(i)) for i in ids),
+            records = [_record(i) for i in ids]
+            return await asyncio.gather(*(producer.add(r, r.to_msgpack()) for r in records),
                                         return_exceptions=True)
         finally:
             await client.aclose()

@@ -24,7 +24,6 @@ import redis
 
 from msagent.client import GatewayClient, GatewayError
 from msagent.client.http import wait_healthy
-from msagent.experience.records import EpisodeRecord
 from msagent.experience.stream_keys import StreamKeys
 from msagent.gateway.redis_server import free_loopback_port
 from msagent.gateway.tokens import TokenStore
@@ -157,8 +156,7 @@ def _assert_each_acked_upload_stored_once(config: Path, redis_url: str,
 
     stream = Stream(load_gateway_config(config), redis_url)
     try:
-        stored = Counter(EpisodeRecord.from_msgpack(data).episode_id
-                         for _, data in stream.entries())
+        stored = Counter(record.episode_id for record in stream.records())
     finally:
         stream.close()
     acked = [episode_id for u in uploaders for episode_id, _ in u.acked]

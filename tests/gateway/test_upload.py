@@ -7,18 +7,20 @@ import gzip
 import json
 import time
 
+import msgpack
 import numpy as np
 import pytest
 
-from msagent.experience.records import EpisodeRecord
+from msagent.experience.records import RECORD_FORMAT, EpisodeRecord
 from msagent.experience.schema import UPLOAD_FIELDS
+from msagent.experience.stream_entry import UPLOAD_FORMAT
 from msagent.gateway.app import _added_response
 from tests.gateway.conftest import Api, Stream, bearer, encode_body, episode
 
 
 def _only_record(stream: Stream) -> EpisodeRecord:
-    (entry,) = stream.entries()
-    return EpisodeRecord.from_msgpack(entry[1])
+    (record,) = stream.records()
+    return record
 
 
 def test_msgpack_upload_is_stored_with_provenance(api: Api, tokens: dict, stream: Stream):
@@ -39,12 +41,15 @@ def test_msgpack_upload_is_stored_with_provenance(api: Api, tokens: dict, stream
     assert before <= record.provenance.received_at <= time.time()
     assert record.provenance.client_version == "test/1"
     assert record.provenance.model_version == 7
+    entry = msgpack.unpackb(stream.entries()[0][1])  # the bytes as sent, not re-encoded
+    assert entry["format"] == UPLOAD_FORMAT and entry["body"] == encode_body(body)
 
 
 def test_json_upload_is_stored(api: Api, tokens: dict, stream: Stream):
     body = episode(30, game="reacher", log_probs=None, model_version=None)
     response = api.upload(tokens["bob"], body, game="reacher", fmt="json")
     assert response.status_code == 201, response.text
+    assert msgpack.unpackb(stream.entries()[0][1])["format"] == RECORD_FORMAT  # the checked
     record = _only_record(stream)
     assert record.game == "reacher" and record.provenance.client_id == "bob"
     np.testing.assert_allclose(record.observations, body["observations"], rtol=1e-6)
@@ -83,7 +88,7 @@ def test_other_clients_parts_and_games_are_stored_apart(api: Api, tokens: dict,
     other_game = episode(5, game="pixels", episode_id="same-id")
     assert api.upload(tokens["alice"], other_game, game="pixels").status_code == 201
     assert api.upload(tokens["bob"], body).status_code == 200
-    records = [EpisodeRecord.from_msgpack(data) for _, data in stream.entries()]
+    records = stream.records()
     assert [(r.game, r.provenance.client_id, r.part) for r in records] == [
         ("cartpole", "alice", 0), ("cartpole", "bob", 0), ("cartpole", "alice", 1),
         ("pixels", "alice", 0)]
