@@ -1,7 +1,7 @@
 """The Redis names the gateway (producer) and the ingestion consumer agree on.
 
-One stream carries every game's records (the record names its game); entries hold the
-record's msgpack bytes under field ``r``. Entries are deleted only after their Parquet file
+One stream carries every game's records (each entry names its game); entries hold their
+msgpack bytes (see :mod:`msagent.experience.stream_entry`) under field ``r``. Entries are deleted only after their Parquet file
 is written and acknowledged, so the stream is never trimmed past unconsumed data.
 """
 
@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 RECORD_FIELD = b"r"
-"""Stream entry field holding an EpisodeRecord's msgpack bytes."""
+"""Stream entry field holding an accepted upload's bytes (either form of ``stream_entry``)."""
 
 REASON_FIELD = b"reason"
 """Dead-letter entry field saying why a record was refused."""
