@@ -4,12 +4,14 @@ padded ``time_s``."""
 
 from __future__ import annotations
 
-import json
 import subprocess
 import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+
+from msagent.rundir import RunDir
+from tests.train.helpers import feed_state
 
 Ready = Callable[[dict[str, Any], set[str]], bool]
 """Whether to stop, given the run's dashboard feed and its snapshot file names."""
@@ -40,21 +42,14 @@ def _stop_when_ready(runs: Path, proc: subprocess.Popen, ready: Ready, timeout_s
     """Poll the run's feed and snapshots; write its STOP file once ``ready`` holds."""
     deadline = time.monotonic() + timeout_s
     while proc.poll() is None and time.monotonic() < deadline:
-        feed_path = next(iter(runs.glob("*/feed/state.json")), None)
-        if feed_path is not None:
-            snapshots = {p.name for p in feed_path.parents[1].glob("snapshots/*.safetensors")}
-            if ready(_read(feed_path), snapshots):
-                (feed_path.parents[1] / "STOP").touch()
+        found = next(iter(runs.glob("*/.msagent-run")), None)
+        if found is not None:
+            run = RunDir(found.parent)
+            snapshots = {p.name for p in run.path.glob("snapshots/*.safetensors")}
+            if ready(feed_state(run), snapshots):
+                run.stop_path.touch()
                 return
         time.sleep(0.5)
-
-
-def _read(path: Path) -> dict[str, Any]:
-    """A JSON file, or {} while it is being replaced."""
-    try:
-        return json.loads(path.read_text())
-    except (OSError, ValueError):
-        return {}
 
 
 def random_bot_seats(feed: dict[str, Any]) -> set[int]:
