@@ -20,6 +20,7 @@ from typer.testing import CliRunner
 from msagent.cli import USER_ERROR_EXIT, app
 from msagent.evaluate import evaluate_run
 from msagent.rundir import RunDir
+from tests.envs.cli_runs import newest_version, train_until
 
 runner = CliRunner()
 REPO = Path(__file__).resolve().parents[2]
@@ -39,7 +40,7 @@ seed = 0
 root = {json.dumps(str(root))}
 
 [run.stop]
-time_s = 8
+time_s = 120
 
 [scripts]
 env = {json.dumps(str(TICTACTOE / "tictactoe_env.py"))}
@@ -119,10 +120,12 @@ def train_league(base: Path, extra: str = "") -> Path:
     config = base / "ttt_league.toml"
     config.write_text(league_toml(base / "runs") + "\n" + extra)
     env = dict(os.environ, RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER="0")
-    done = subprocess.run([sys.executable, "-m", "msagent", "train", str(config), "--mode",
-                           "local"], capture_output=True, text=True, env=env, timeout=300,
-                          cwd=REPO)
-    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    # stopped once main has three snapshots (what the tests read), not after a fixed time
+    # that a loaded machine could spend with fewer
+    cmd = [sys.executable, "-m", "msagent", "train", str(config), "--mode", "local"]
+    code, stdout, stderr = train_until(
+        cmd, base / "runs", lambda feed, snaps: newest_version(snaps, "main") >= 11, env, REPO)
+    assert code == 0, stdout[-3000:] + stderr[-3000:]
     (found,) = list((base / "runs").iterdir())
     assert RunDir(found).checkpoint_steps(), "the run wrote no checkpoint"
     return found
