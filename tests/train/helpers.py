@@ -4,6 +4,7 @@ a run's feed; stopping a run once what a test checks has happened."""
 from __future__ import annotations
 
 import json
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -11,6 +12,8 @@ from typing import Any
 
 from msagent.config import TrainConfig, load_config
 from msagent.rundir import RunDir
+from msagent.train import run_training
+from msagent.train.resume import ResumePlan
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "cartpole_ppo.toml"
 
@@ -46,3 +49,32 @@ def stop_when(run_dir: RunDir, predicate: Callable[[], Any], timeout_s: float,
             raise AssertionError(f"timed out after {timeout_s} s waiting for {what}")
         time.sleep(0.2)
     run_dir.stop_path.touch()
+
+
+def train_until(cfg: TrainConfig, run_dir: RunDir, ready: Callable[[], Any], timeout_s: float,
+                what: str, resume: ResumePlan | None = None) -> dict[str, Any]:
+    """``run_training`` in a thread, stopped (STOP file) once ``ready()`` holds; its result.
+
+    A run that ends on its own first returns what it returned; one that raised re-raises here.
+    On a timeout the run is stopped before the AssertionError is raised, so no run is left
+    training behind a failed test."""
+    outcome: dict[str, Any] = {}
+
+    def train() -> None:
+        try:
+            outcome["result"] = run_training(cfg, run_dir, resume or False)
+        except BaseException as exc:  # noqa: BLE001 (handed to the test's thread)
+            outcome["error"] = exc
+
+    runner = threading.Thread(target=train, name="train_until", daemon=True)
+    runner.start()
+    try:
+        stop_when(run_dir, lambda: not runner.is_alive() or ready(), timeout_s, what)
+    finally:
+        if runner.is_alive():
+            run_dir.stop_path.touch()
+        runner.join(120)
+    if "error" in outcome:
+        raise outcome["error"]
+    assert "result" in outcome, f"the run did not stop within 120 s of its STOP file ({what})"
+    return outcome["result"]

@@ -5,7 +5,6 @@ starts; bad paths and networks that do not fit are refused by name."""
 from __future__ import annotations
 
 import json
-import threading
 from pathlib import Path
 
 import numpy as np
@@ -25,7 +24,7 @@ from msagent.train.initial_weights import (
     fresh_weights, initial_weights, load_weights, mismatch,
 )
 from msagent.user_scripts import build_policy
-from tests.train.helpers import stop_when
+from tests.train.helpers import train_until
 from tests.train.league_helpers import LEAGUE_EXAMPLE, league_config
 
 PLAYERS = '[{id="main", role="main", init=%s}, {id="main_exploiter", role="main_exploiter"}]'
@@ -47,13 +46,10 @@ def trained(tmp_path_factory: pytest.TempPathFactory) -> Path:
     run_dir = RunDir.create(cfg.run.root, cfg.run.name)
     # on its own inline backend, shut down at the end; stopped once BOTH players have trained
     # (a fixed time left the exploiter untrained on a loaded machine)
-    runner = threading.Thread(target=run_training, args=(cfg, run_dir))
-    runner.start()
     snapshots = run_dir.snapshots
-    stop_when(run_dir, lambda: not runner.is_alive() or all(
+    train_until(cfg, run_dir, lambda: all(
         snapshots.newest(p, 1) and snapshots.newest(p, 1)[0].version > 3
         for p in ("main", "main_exploiter")), 120, "both players to train")
-    runner.join(60)
     return run_dir.path
 
 

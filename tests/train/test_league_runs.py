@@ -11,7 +11,11 @@ from msagent.rundir import RunDir
 from msagent.services.learner_state import LEAGUE_REQUIRED_KEYS
 from msagent.train import run_training
 from msagent.train.resume import plan_resume
+from tests.train.helpers import feed_state, train_until
 from tests.train.league_helpers import league_config
+
+ROLES = ("main", "main_exploiter", "league_exploiter")
+"""The example league's players (each named after its role)."""
 
 
 def eval_win_rate(result: dict, opponent: str) -> tuple[float, int]:
@@ -42,31 +46,51 @@ def test_a_seeded_league_grows_and_its_main_agent_beats_the_random_bot(
 @pytest.mark.slow
 def test_resume_restores_the_league_exactly_and_versions_go_on(inline_only: str,
                                                                 tmp_path: Path) -> None:
-    cfg = league_config(tmp_path, "local", "run.stop.time_s=12", "services.evaluator.num=0",
-                        "league.roles.main.snapshot_every_updates=3")
+    cfg = league_config(tmp_path, "local", "run.stop.time_s=300", "services.evaluator.num=0",
+                        *(f"league.roles.{role}.snapshot_every_updates=2" for role in ROLES))
     run_dir = RunDir.create(cfg.run.root, cfg.run.name)
-    first = run_training(cfg, run_dir)
+    # each run is stopped (STOP file) once what is checked has happened, not after a fixed time
+    first = train_until(cfg, run_dir, lambda: _snapshotted(run_dir, {}), 120,
+                        "every player's first snapshot after the initial one")
     saved = run_dir.checkpoints.latest(LEAGUE_REQUIRED_KEYS)
     plan = plan_resume(cfg, run_dir)
     assert plan.step == saved.step and plan.league == saved.state["league"]
     assert plan.league["players"] and plan.league["historical"]
-    second = run_training(cfg, run_dir, plan)
-    for player, figures in first["league"]["players"].items():
-        assert second["league"]["players"][player]["version"] > figures["version"]
+    versions = {p: f["version"] for p, f in first["league"]["players"].items()}
+    second = train_until(cfg, run_dir, lambda: _snapshotted(run_dir, versions), 120,
+                         "every player's snapshot past its version at the checkpoint",
+                         resume=plan)
+    for player, version in versions.items():
+        assert second["league"]["players"][player]["version"] > version
     again = run_dir.checkpoints.latest(LEAGUE_REQUIRED_KEYS).state["league"]
     before = {h["ref"] for h in plan.league["historical"]}
     assert before <= {h["ref"] for h in again["historical"]}  # no snapshot forgotten
     assert again["reported"] > plan.league["reported"]  # counts went on from the saved ones
 
 
+def _snapshotted(run_dir: RunDir, past: dict[str, int]) -> bool:
+    """Whether every player has a snapshot newer than ``past[player]`` (1, the initial
+    snapshot, for a player not named)."""
+    return all(run_dir.snapshots.newest(p, 1)
+               and run_dir.snapshots.newest(p, 1)[0].version > past.get(p, 1) for p in ROLES)
+
+
 def test_an_evaluator_averaging_snapshots_plays_and_keeps_its_games_from_the_league(
         inline_only: str, tmp_path: Path) -> None:
-    cfg = league_config(tmp_path, "local", "run.stop.time_s=15",
+    cfg = league_config(tmp_path, "local", "run.stop.time_s=120",
                         "league.roles.main.snapshot_every_updates=3",
                         "services.evaluator.average_snapshots=3",
                         'services.evaluator.opponents=["bot:random"]')
-    result = run_training(cfg, RunDir.create(cfg.run.root, cfg.run.name))
+    run_dir = RunDir.create(cfg.run.root, cfg.run.name)
+    result = train_until(cfg, run_dir, lambda: _feed_games(run_dir, "bot:random") >= 24, 120,
+                         "24 evaluation games against the random bot")
     rate, games = eval_win_rate(result, "bot:random")
     assert games >= 20, games  # the averaged player played
     # its games are not the player's own, so the league never saw the bot
     assert "bot:random" not in result["league"]["ladder"]
+
+
+def _feed_games(run_dir: RunDir, opponent: str) -> int:
+    """Evaluation games against ``opponent`` the run's feed shows so far."""
+    return sum(r["games"] for r in feed_state(run_dir).get("eval") or []
+               if r["opponent"] == opponent)
