@@ -16,7 +16,7 @@ from msagent.rundir import RunDir
 from msagent.train import run_training
 from msagent.train.resume import plan_resume
 from tests.services.helpers import wait_until
-from tests.train.helpers import example_config
+from tests.train.helpers import example_config, feed_state, train_until
 from tests.train.test_faults import Background, handle_of
 
 GROUP = ("services.learner.num=2", "services.learner.collective_timeout_s=20")
@@ -83,13 +83,26 @@ def test_a_league_of_learner_groups_snapshots_and_resets(ray_only: str, tmp_path
     from tests.train.league_helpers import league_config
 
     cfg = league_config(tmp_path, "ray", "services.learner.num=2", "services.evaluator.num=0",
-                        "services.learner.collective_timeout_s=30", "run.stop.time_s=40",
+                        "services.learner.collective_timeout_s=30", "run.stop.time_s=150",
                         "league.roles.main.snapshot_every_updates=3",
                         "league.roles.main_exploiter.snapshot_every_updates=3",
                         "league.roles.league_exploiter.snapshot_every_updates=3")
-    result = run_training(cfg, RunDir.create(cfg.run.root, cfg.run.name))
+    run_dir = RunDir.create(cfg.run.root, cfg.run.name)
+    # stopped (STOP file) once the feed shows what is checked, not after a fixed 40 s
+    result = train_until(cfg, run_dir, lambda: _snapshotted_and_reset(run_dir), 150,
+                         "6 snapshots, every player past update 3 and an exploiter reset")
     summary = result["league"]["summary"]
     assert summary["historical"] >= 6, summary
     exploiter = summary["players"]["main_exploiter"]
     assert exploiter["resets"] >= 1, exploiter  # a reset reached both ranks (no hang)
     assert all(p["updates"] > 3 for p in result["league"]["players"].values())
+
+
+def _snapshotted_and_reset(run_dir: RunDir) -> bool:
+    """Whether the feed shows 6 snapshots, a snapshot past update 3 of every player and a reset
+    of the main exploiter."""
+    league = feed_state(run_dir).get("league") or {}
+    players = {p["id"]: p for p in league.get("players", [])}
+    return (len(league.get("historical", [])) >= 6 and len(players) == 3
+            and all(max(p["snapshots"], default=0) > 4 for p in players.values())
+            and players["main_exploiter"]["resets"] >= 1)
