@@ -9,7 +9,6 @@ import pytest
 
 from msagent.rundir import RunDir
 from msagent.services.learner_state import LEAGUE_REQUIRED_KEYS
-from msagent.train import run_training
 from msagent.train.resume import plan_resume
 from tests.train.helpers import feed_state, train_until
 from tests.train.league_helpers import league_config
@@ -28,12 +27,15 @@ def eval_win_rate(result: dict, opponent: str) -> tuple[float, int]:
 @pytest.mark.slow
 def test_a_seeded_league_grows_and_its_main_agent_beats_the_random_bot(
         inline_only: str, tmp_path: Path) -> None:
-    cfg = league_config(tmp_path, "local", "run.stop.time_s=75",
+    cfg = league_config(tmp_path, "local", "run.stop.time_s=180",
                         "league.roles.main.snapshot_every_updates=5",
                         "league.roles.main_exploiter.snapshot_every_updates=5",
                         "league.roles.league_exploiter.snapshot_every_updates=5",
                         'services.evaluator.opponents=["bot:random"]')
-    result = run_training(cfg, RunDir.create(cfg.run.root, cfg.run.name))
+    run_dir = RunDir.create(cfg.run.root, cfg.run.name)
+    # trains until the feed shows what is asserted below, with a margin (at most 180 s)
+    result = train_until(cfg, run_dir, lambda: _beats_random(run_dir), 180,
+                         "6 snapshots and 80% won of 100 evaluation games against bot:random")
     summary = result["league"]["summary"]
     assert summary["historical"] >= 6, summary  # every player snapshotted at least twice
     rate, games = eval_win_rate(result, "bot:random")
@@ -66,6 +68,17 @@ def test_resume_restores_the_league_exactly_and_versions_go_on(inline_only: str,
     before = {h["ref"] for h in plan.league["historical"]}
     assert before <= {h["ref"] for h in again["historical"]}  # no snapshot forgotten
     assert again["reported"] > plan.league["reported"]  # counts went on from the saved ones
+
+
+def _beats_random(run_dir: RunDir) -> bool:
+    """Whether the feed shows 6 snapshots and the main agent winning 80% of the newest
+    evaluation games against the random bot, over at least 50 games from each seat."""
+    state = feed_state(run_dir)
+    rows = [r for r in state.get("eval") or [] if r["opponent"] == "bot:random"]
+    games = sum(r["games"] for r in rows)
+    return (len((state.get("league") or {}).get("historical", [])) >= 6 and len(rows) == 2
+            and min(r["games"] for r in rows) >= 50
+            and sum(r["wins"] for r in rows) >= 0.8 * games)
 
 
 def _snapshotted(run_dir: RunDir, past: dict[str, int]) -> bool:
