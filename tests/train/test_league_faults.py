@@ -91,8 +91,10 @@ def test_a_killed_learner_stops_the_league_by_name_and_resume_restores_it(
         "main", "main_exploiter", "league_exploiter"}
     assert plan.league["historical"], "the league's snapshots were checkpointed"
     assert not run.run_dir.snapshots.missing(league_snapshot_keys(plan.league))
+    # 10 s more than the checkpoint's elapsed time (time_s counts the run's whole time)
+    more = plan.progress.get("elapsed_s", 0.0) + 10.0
     resumed = run_training(run.cfg.model_copy(update={"run": run.cfg.run.model_copy(
-        update={"stop": run.cfg.run.stop.model_copy(update={"time_s": 10.0})})}),
+        update={"stop": run.cfg.run.stop.model_copy(update={"time_s": more})})}),
         run.run_dir, plan)
     assert resumed["league"]["summary"]["historical"] >= len(plan.league["historical"])
     assert resumed["league"]["summary"]["matches"] > plan.league["reported"]

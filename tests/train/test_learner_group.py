@@ -72,8 +72,10 @@ def test_a_killed_group_learner_stops_the_run_by_name_and_resume_continues(
     assert isinstance(run.error, ServiceDiedError), run.error
     assert "Learner" in str(run.error)
     cfg = example_config(tmp_path, "ray", *GROUP, "run.stop.mean_return=0",
-                         "run.stop.env_steps=0", "run.stop.time_s=12")
+                         "run.stop.env_steps=0")
     plan = plan_resume(cfg, run.run_dir)
+    # 12 s more than the checkpoint's elapsed time (time_s counts the run's whole time)
+    cfg.run.stop.time_s = plan.progress.get("elapsed_s", 0.0) + 12.0
     resumed = run_training(cfg, run.run_dir, plan)
     assert resumed["updates"] > plan.step
 
