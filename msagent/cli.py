@@ -37,6 +37,7 @@ INTERRUPTED_EXIT = 130
 app = typer.Typer(
     name="msagent", help="League training for game AI, from one laptop to a cluster.",
     no_args_is_help=True, add_completion=False, pretty_exceptions_show_locals=False,
+    rich_markup_mode="markdown",  # docstrings' wrapped lines read as one paragraph
 )
 
 

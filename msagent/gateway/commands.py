@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 
 USER_ERROR_EXIT = 2
 
-tokens_app = typer.Typer(name="tokens", no_args_is_help=True,
+tokens_app = typer.Typer(name="tokens", no_args_is_help=True, rich_markup_mode="markdown",
                          help="Per-client API tokens of the gateway (stored hashed).")
 
 

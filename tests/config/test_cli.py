@@ -122,3 +122,14 @@ def test_version_and_python_dash_m() -> None:
     done = subprocess.run([sys.executable, "-m", "msagent", "version"], capture_output=True,
                           text=True, timeout=120, cwd=Path(__file__).resolve().parents[2])
     assert done.returncode == 0 and done.stdout.strip() == __version__
+
+
+@pytest.mark.parametrize("args", [[], ["tokens"]])
+def test_help_shows_each_summary_as_one_paragraph(args: list[str]) -> None:
+    result = runner.invoke(app, [*args, "--help"], env={"COLUMNS": "250"})
+    assert result.exit_code == 0, result.output
+    lines = result.output.splitlines()
+    wanted = ("newest league checkpoint; write the payoff heatmap." if not args
+              else "Create a token for a client and print it")
+    assert any(wanted in line for line in lines), result.output  # a docstring's line break
+    # inside a summary is not a line break of the help
