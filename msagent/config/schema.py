@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import Field, ValidationInfo, field_validator
+from pydantic import Field, ValidationInfo, field_validator, model_validator
 
 from msagent.buffer.config import TableConfig
 from msagent.config.algorithm import AlgorithmSection, NONE_WORD, NULLABLE
@@ -34,6 +34,9 @@ from msagent.algorithm_config import PPOConfig
 
 DEFAULT_TABLE = "fragments"
 """Name of the replay-buffer table :meth:`TrainConfig.table_config` builds by default."""
+
+LEAGUE_MAX_POLICY_LAG = 3
+"""``services.learner.max_policy_lag`` of a league run that does not set it (as the examples)."""
 
 
 class TrainConfig(Section):
@@ -87,6 +90,19 @@ class TrainConfig(Section):
                 path, _, name = value.psro.solver.rpartition(":")
                 value.psro.solver = f"{resolve_script(path, base)}:{name}"
         return value
+
+    @model_validator(mode="after")
+    def _league_learners_async(self) -> TrainConfig:
+        """A league's learners update on their own: ``sync`` defaults to false there, and
+        ``max_policy_lag`` to a few versions (0 would drop nearly every fragment); values the
+        config sets are kept (and a ``sync = true`` is refused with its reason later)."""
+        learner = self.services.learner
+        if self.league is not None:
+            if "sync" not in learner.model_fields_set:
+                learner.sync = False
+            if "max_policy_lag" not in learner.model_fields_set:
+                learner.max_policy_lag = LEAGUE_MAX_POLICY_LAG
+        return self
 
     def ppo_config(self) -> PPOConfig:
         """PPO's hyperparameters: the ``[algorithm]`` keys set, ``seed`` from ``run.seed``."""

@@ -64,12 +64,13 @@ class ActionSpec:
                           "(in make_env) so that its action_space is one of these")
 
 
-ONE_HOT_HINT = ("encode it one-hot: wrap the env in gymnasium.wrappers.FlattenObservation "
-                "(Discrete(n) becomes a one-hot Box of shape (n,))")
-FLATTEN_HINT = "flatten it with gymnasium.wrappers.FlattenObservation (in make_env)"
+_WRAP = ("msagent.envs.wrappers.Flatten(env) in make_env (any game; "
+         "gymnasium.wrappers.FlattenObservation does it for a one-seat Gymnasium env)")
+ONE_HOT_HINT = (f"encode it one-hot: return {_WRAP} (Discrete(n) becomes a one-hot Box of "
+                "shape (n,))")
+FLATTEN_HINT = f"flatten it: return {_WRAP}"
 SHAPE_HINT = ("msagent policies take 1-d observations (MLP) or 3-d images [H, W, C] (CNN); "
-              "add a channel axis to 2-d images, flatten other shapes with "
-              "gymnasium.wrappers.FlattenObservation")
+              f"add a channel axis to 2-d images, flatten other shapes: return {_WRAP}")
 
 
 def box_shape(space: Any) -> tuple[int, ...]:

@@ -8,9 +8,11 @@ import pytest
 
 from msagent.buffer.rate_limiter import RateLimiterConfig
 from msagent.config import load_config
+from msagent.config.schema import LEAGUE_MAX_POLICY_LAG
 from msagent.errors import ConfigError
 from msagent.policy.algorithms.ppo import PPOConfig
 from msagent.runtime.backend import Resources
+from msagent.train.supported import check_supported
 from tests.config.helpers import MINIMAL
 
 
@@ -121,3 +123,23 @@ def test_env_table_is_free_form(write_config, tmp_path: Path) -> None:
     text = MINIMAL + '[env]\nid = "CartPole-v1"\nmax_steps = 200\nlayout = { w = 3 }\n'
     cfg = load_config(write_config(text))
     assert cfg.env == {"id": "CartPole-v1", "max_steps": 200, "layout": {"w": 3}}
+
+
+LEAGUE = '[[league.players]]\nid = "main"\nrole = "main"\n'
+
+
+def test_a_league_s_learners_default_to_async_with_a_small_policy_lag(write_config) -> None:
+    cfg = load_config(write_config(MINIMAL + LEAGUE))
+    assert cfg.services.learner.sync is False  # a league cannot run sync learners
+    assert cfg.services.learner.max_policy_lag == LEAGUE_MAX_POLICY_LAG > 0
+    check_supported(cfg)  # the smallest league config runs as it is
+
+
+def test_a_league_keeps_the_learner_keys_it_sets(write_config) -> None:
+    text = MINIMAL + "[services.learner]\nmax_policy_lag = 0\n" + LEAGUE
+    cfg = load_config(write_config(text))
+    assert cfg.services.learner.max_policy_lag == 0 and cfg.services.learner.sync is False
+    explicit = load_config(write_config(MINIMAL + "[services.learner]\nsync = true\n" + LEAGUE))
+    assert explicit.services.learner.sync is True
+    with pytest.raises(ConfigError, match="services.learner.sync must be false with a"):
+        check_supported(explicit)

@@ -9,8 +9,10 @@ import pytest
 
 from msagent.envs.adapters import as_multi_agent
 from msagent.envs.multi_agent import MultiAgentEnv, Turn
-from msagent.envs.wrappers import FrameSkip, FrameStack, Grayscale, Resize, SeatIndicator
+from msagent.envs.wrappers import (Flatten, FrameSkip, FrameStack, Grayscale, Resize,
+                                   SeatIndicator)
 from msagent.errors import ConfigError, ScriptError
+from msagent.policy import Policy
 
 
 class CountingGame:
@@ -231,3 +233,55 @@ def test_image_wrappers_work_on_a_one_seat_atari_game() -> None:
 def _discrete_observation_game() -> gym.Env:
     """A real Gymnasium game whose observations are not images (FrozenLake: Discrete(16))."""
     return gym.make("FrozenLake-v1")
+
+
+def test_flatten_one_hot_encodes_every_seat_of_a_pettingzoo_game() -> None:
+    from pettingzoo.classic import rps_v2
+
+    game = Flatten(rps_v2.parallel_env(num_actions=3, max_cycles=5))
+    assert game.observation_space == gym.spaces.Box(0.0, 1.0, (4,), np.float32)
+    first = game.reset(seed=0)
+    for seat in (0, 1):  # nothing played yet: "no move" (3)
+        np.testing.assert_array_equal(first.obs[seat], [0, 0, 0, 1])
+        assert first.obs[seat].dtype == np.float32
+    turn = game.step({0: 0, 1: 2})  # each seat observes the other's last move
+    np.testing.assert_array_equal(turn.obs[0], [0, 0, 1, 0])
+    np.testing.assert_array_equal(turn.obs[1], [1, 0, 0, 0])
+    policy = Policy(game.observation_space, game.action_space, seed=0)
+    assert policy.act(np.stack([turn.obs[0], turn.obs[1]])).actions.shape == (2,)
+
+
+class PartsEnv(gym.Env):
+    """A one-seat game observing a Dict of a Box and a Discrete part."""
+
+    observation_space = gym.spaces.Dict({"pos": gym.spaces.Box(-1.0, 1.0, (2,), np.float32),
+                                         "id": gym.spaces.Discrete(3)})
+    action_space = gym.spaces.Discrete(2)
+
+    def reset(self, *, seed: int | None = None, options: dict | None = None) -> tuple:
+        return {"pos": np.array([0.5, -0.25], np.float32), "id": 2}, {}
+
+    def step(self, action: int) -> tuple:
+        return {"pos": np.array([1.0, 0.0], np.float32), "id": 0}, 1.0, True, False, {}
+
+
+def test_flatten_concatenates_the_parts_of_a_dict_observation() -> None:
+    game = Flatten(PartsEnv())
+    space = game.observation_space
+    assert space.shape == (5,) and space.dtype == np.float32
+    obs = game.reset(seed=0).obs[0]
+    expected = gym.spaces.flatten(PartsEnv.observation_space,
+                                  {"pos": np.array([0.5, -0.25], np.float32), "id": 2})
+    np.testing.assert_array_equal(obs, expected.astype(np.float32))
+    assert sorted(obs.tolist()) == [-0.25, 0.0, 0.0, 0.5, 1.0]  # the pos values and a one-hot
+    final = game.step({0: 1})
+    assert final.terminated and final.obs == {}
+
+
+def test_flatten_refuses_a_space_without_a_fixed_size() -> None:
+    class Moves(PartsEnv):
+        observation_space = gym.spaces.Sequence(gym.spaces.Discrete(3))
+
+    with pytest.raises(ScriptError, match=r"Flatten cannot flatten the observation space "
+                                          r"Sequence\(.*it has no fixed size"):
+        Flatten(Moves())

@@ -6,6 +6,7 @@ import gymnasium as gym
 import numpy as np
 import pytest
 
+from msagent.envs.wrappers import Flatten
 from msagent.errors import ScriptError, UserError
 from msagent.policy import ActionSpec, Policy
 from msagent.policy.networks import CNN
@@ -20,8 +21,8 @@ def test_dict_observation_space_names_the_space_and_flatten() -> None:
         Policy(space, TWO)
     message = str(info.value)
     assert message.startswith(f"unsupported observation space {space!r}: msagent policies take "
-                              "a Box observation space; flatten it with "
-                              "gymnasium.wrappers.FlattenObservation")
+                              "a Box observation space; flatten it: return "
+                              "msagent.envs.wrappers.Flatten(env) in make_env")
     assert isinstance(info.value, UserError)
 
 
@@ -36,7 +37,7 @@ def test_discrete_observation_space_suggests_one_hot() -> None:
         Policy(gym.spaces.Discrete(16), TWO)
     message = str(info.value)
     assert "unsupported observation space Discrete(16)" in message
-    assert "encode it one-hot" in message and "FlattenObservation" in message
+    assert "encode it one-hot" in message and "msagent.envs.wrappers.Flatten(env)" in message
     assert "CNN" not in message
 
 
@@ -45,6 +46,14 @@ def test_a_flattened_discrete_observation_space_works() -> None:
     policy = Policy(env.observation_space, env.action_space, seed=0)
     obs, _ = env.reset(seed=0)
     assert policy.obs_shape == (16,) and policy.act(obs[None]).actions.shape == (1,)
+
+
+def test_the_hint_s_own_wrapper_makes_the_space_work() -> None:
+    game = Flatten(gym.make("FrozenLake-v1"))  # what the error message tells users to write
+    policy = Policy(game.observation_space, game.action_space, seed=0)
+    obs = game.reset(seed=0).obs[0]
+    assert policy.obs_shape == (16,) and obs.sum() == 1.0  # one-hot
+    assert policy.act(obs[None]).actions.shape == (1,)
 
 
 @pytest.mark.parametrize("shape", [(3, 4), (2, 3, 4, 5), ()])

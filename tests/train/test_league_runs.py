@@ -1,15 +1,19 @@
 """League runs end to end on tic-tac-toe: the league grows, the main agent learns to beat a
-bot it never trained against, and a resumed league is the league that was checkpointed."""
+bot it never trained against, and a resumed league is the league that was checkpointed; and
+the smallest league config on a game no example uses."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
 
+from msagent.config import load_config
 from msagent.rundir import RunDir
 from msagent.services.learner_state import LEAGUE_REQUIRED_KEYS
 from msagent.train.resume import plan_resume
+from msagent.train.signals import STOP_FILE_REASON
 from tests.train.helpers import feed_state, train_until
 from tests.train.league_helpers import league_config
 
@@ -107,3 +111,54 @@ def _feed_games(run_dir: RunDir, opponent: str) -> int:
     """Evaluation games against ``opponent`` the run's feed shows so far."""
     return sum(r["games"] for r in feed_state(run_dir).get("eval") or []
                if r["opponent"] == opponent)
+
+
+RPS_ENV = '''from pettingzoo.classic import rps_v2
+
+from msagent.envs.wrappers import Flatten
+
+
+def make_env():
+    return Flatten(rps_v2.parallel_env(num_actions=3, max_cycles=10))  # Discrete(4) one-hot
+'''
+MLP_AGENT = '''from msagent.policy import NetworkConfig, Policy
+
+
+def make_policy(observation_space, action_space, seed=None):
+    return Policy(observation_space, action_space, NetworkConfig(hidden=(32,)), seed=seed)
+'''
+SMALLEST_LEAGUE = '''[scripts]
+env = "env.py"
+agent = "agent.py"
+
+[[league.players]]
+id = "main"
+role = "main"
+
+[[league.players]]
+id = "main_exploiter"
+role = "main_exploiter"
+'''
+
+
+def test_the_smallest_league_config_trains_a_game_it_never_saw(inline_only: str,
+                                                              tmp_path: Path) -> None:
+    """No learner keys (a league's defaults: async learners, a small policy lag) on PettingZoo's
+    rock-paper-scissors, whose Discrete observations go through ``Flatten``."""
+    (tmp_path / "env.py").write_text(RPS_ENV)
+    (tmp_path / "agent.py").write_text(MLP_AGENT)
+    (tmp_path / "league.toml").write_text(SMALLEST_LEAGUE)
+    cfg = load_config(tmp_path / "league.toml", [
+        f"run.root={json.dumps(str(tmp_path / 'runs'))}", 'run.mode="local"',
+        "logging.progress=false", "logging.tensorboard=false", "run.stop.time_s=120",
+        "services.env_worker.num=1", "services.env_worker.num_envs=8",
+        "league.roles.main.snapshot_every_updates=2",
+        "league.roles.main_exploiter.snapshot_every_updates=2"])
+    run_dir = RunDir.create(cfg.run.root, cfg.run.name)
+    players = ("main", "main_exploiter")
+    result = train_until(cfg, run_dir, lambda: all(
+        run_dir.snapshots.newest(p, 1) and run_dir.snapshots.newest(p, 1)[0].version > 1
+        for p in players), 120, "both players to update")
+    assert result["stop_reason"] == STOP_FILE_REASON, result
+    assert all(result["league"]["players"][p]["version"] > 1 for p in players)
+    assert result["league"]["summary"]["matches"] > 0

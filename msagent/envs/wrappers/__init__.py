@@ -7,6 +7,7 @@ env, an OpenSpiel game) and is itself a ``MultiAgentEnv``, so they compose, e.g.
 """
 
 from msagent.envs.wrappers.base import ObservationWrapper, Wrapper
+from msagent.envs.wrappers.flatten import Flatten
 from msagent.envs.wrappers.frame_skip import FrameSkip
 from msagent.envs.wrappers.frame_stack import FrameStack
 from msagent.envs.wrappers.image import Grayscale, Resize
@@ -14,6 +15,6 @@ from msagent.envs.wrappers.noop_start import NoopStart
 from msagent.envs.wrappers.reward import ClipReward, PotentialShaping
 from msagent.envs.wrappers.seat_indicator import SeatIndicator
 
-__all__ = ["ClipReward", "FrameSkip", "FrameStack", "Grayscale", "NoopStart",
+__all__ = ["ClipReward", "Flatten", "FrameSkip", "FrameStack", "Grayscale", "NoopStart",
            "ObservationWrapper", "PotentialShaping", "Resize", "SeatIndicator",
            "Wrapper"]
