@@ -119,6 +119,7 @@ def validate_env(env_script: str, env_params: dict[str, Any], steps: int = 1000,
     if report.kind in ("AECAdapter", "ParallelAdapter"):
         _pettingzoo_api_test(make, report)
     report.add("teams", *_teams(game))
+    report.add("policy spaces", _policy_spaces(game), "msagent's policies can act in them")
     try:
         _play(game, steps, seed, report)
     finally:
@@ -150,6 +151,19 @@ def _adapt(make: Any, env_script: str, report: Report) -> MultiAgentEnv | None:
         return None
     report.add("recognised env", None, type(game).__name__)
     return game
+
+
+def _policy_spaces(game: MultiAgentEnv) -> str | None:
+    """Why an ``msagent.policy.Policy`` (what ``make_policy`` must return) cannot take the game's
+    observation or action space, with the fix; None when it can."""
+    from msagent.policy.spaces import ActionSpec, observation_shape
+
+    try:
+        observation_shape(game.observation_space)
+        ActionSpec.from_space(game.action_space)
+    except ScriptError as exc:
+        return str(exc)
+    return None
 
 
 def _pettingzoo_api_test(make: Any, report: Report) -> None:

@@ -166,3 +166,26 @@ def test_a_score_of_the_wrong_shape_is_named(tmp_path: Path) -> None:
     report = validate_env(str(script), {}, steps=20)
     assert not report.ok
     assert "score should have shape (1,), got (3,)" in " ".join(failed(report).values())
+
+
+RPS = '''
+from pettingzoo.classic import rps_v2
+
+from msagent.envs.wrappers import Flatten
+
+
+def make_env(flatten=False):
+    game = rps_v2.parallel_env()
+    return Flatten(game) if flatten else game
+'''
+
+
+def test_a_space_no_policy_takes_fails_naming_the_wrapper_that_fixes_it(tmp_path: Path) -> None:
+    script = tmp_path / "rps_env.py"
+    script.write_text(RPS)
+    report = validate_env(str(script), {}, steps=50)
+    assert set(failed(report)) == {"policy spaces"}, report.render()  # the game itself is fine
+    message = failed(report)["policy spaces"]
+    assert "Discrete(4)" in message and "msagent.envs.wrappers.Flatten(env)" in message
+    fixed = validate_env(str(script), {"flatten": True}, steps=50)
+    assert fixed.ok and fixed.observation_space.startswith("Box(0.0, 1.0, (4,)"), fixed.render()
