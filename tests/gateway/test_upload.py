@@ -139,3 +139,16 @@ def test_the_upload_answer_is_valid_json_whatever_the_entry(entry: str):
         assert answer.status_code == (200 if duplicate else 201)
         assert json.loads(answer.body) == {"status": "duplicate" if duplicate else "stored",
                                            "entry": entry}
+
+
+def test_a_raw_box_action_beyond_the_game_s_bounds_is_kept_as_sent(api: Api, tokens: dict,
+                                                                   stream: Stream):
+    # a client uploads the raw Gaussian sample its log-probability belongs to (clipping is for
+    # the game), so a Box action is checked for shape and finite values, not bounds
+    body = episode(20, game="reacher", actions=np.full((20, 2), 5.0, np.float32))
+    response = api.upload(tokens["alice"], body, game="reacher")
+    assert response.status_code == 201, response.text
+    np.testing.assert_array_equal(_only_record(stream).actions, body["actions"])
+    nan = episode(20, game="reacher", actions=np.full((20, 2), np.nan, np.float32))
+    refused = api.upload(tokens["alice"], nan, game="reacher")
+    assert refused.status_code == 422 and "actions" in refused.json()["error"]
