@@ -85,11 +85,12 @@ def _beats_random(run_dir: RunDir) -> bool:
             and sum(r["wins"] for r in rows) >= 0.8 * games)
 
 
-def _snapshotted(run_dir: RunDir, past: dict[str, int]) -> bool:
-    """Whether every player has a snapshot newer than ``past[player]`` (1, the initial
-    snapshot, for a player not named)."""
+def _snapshotted(run_dir: RunDir, past: dict[str, int],
+                 players: tuple[str, ...] = ROLES) -> bool:
+    """Whether every one of ``players`` has a snapshot newer than ``past[player]`` (1, the
+    initial snapshot, for a player not named)."""
     return all(run_dir.snapshots.newest(p, 1)
-               and run_dir.snapshots.newest(p, 1)[0].version > past.get(p, 1) for p in ROLES)
+               and run_dir.snapshots.newest(p, 1)[0].version > past.get(p, 1) for p in players)
 
 
 def test_an_evaluator_averaging_snapshots_plays_and_keeps_its_games_from_the_league(
@@ -156,9 +157,8 @@ def test_the_smallest_league_config_trains_a_game_it_never_saw(inline_only: str,
         "league.roles.main_exploiter.snapshot_every_updates=2"])
     run_dir = RunDir.create(cfg.run.root, cfg.run.name)
     players = ("main", "main_exploiter")
-    result = train_until(cfg, run_dir, lambda: all(
-        run_dir.snapshots.newest(p, 1) and run_dir.snapshots.newest(p, 1)[0].version > 1
-        for p in players), 120, "both players to update")
+    result = train_until(cfg, run_dir, lambda: _snapshotted(run_dir, {}, players), 120,
+                         "both players to update")
     assert result["stop_reason"] == STOP_FILE_REASON, result
     assert all(result["league"]["players"][p]["version"] > 1 for p in players)
     assert result["league"]["summary"]["matches"] > 0
