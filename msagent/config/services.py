@@ -194,10 +194,14 @@ class ModelPoolSection(_Service):
     Attributes:
         url: ``""`` (or ``"memory"``) for in-memory, else ``redis://host:port/db``.
         keep_last: Snapshots kept per policy (frozen ones always survive; 0: keep all).
+        memory_mib: In memory, the most MiB of frozen snapshots' weights kept in memory; the
+            least recently used beyond it go to files in the run directory's
+            ``model_pool_spill/`` while the run lasts (0: all in memory; ignored for Redis).
     """
 
     url: str = ""
     keep_last: int = Field(10, ge=0)
+    memory_mib: float = Field(1024, ge=0)
 
     @field_validator("url")
     @classmethod

@@ -15,7 +15,8 @@ from msagent.model_pool.errors import (
 )
 from msagent.model_pool.pool import DEFAULT_KEEP_LAST, ModelPool
 from msagent.model_pool.snapshot import Snapshot
-from msagent.model_pool.stores import MemoryStore, RedisStore, Store, StoredSnapshot, make_store
+from msagent.model_pool.stores import (MemoryStore, RedisStore, SpillingMemoryStore, Store,
+                                        StoredSnapshot, make_store)
 
 __all__ = [
     "DEFAULT_KEEP_LAST",
@@ -25,6 +26,7 @@ __all__ = [
     "MemoryStore",
     "ModelPool",
     "RedisStore",
+    "SpillingMemoryStore",
     "SnapshotNotFoundError",
     "Snapshot",
     "Store",

@@ -29,6 +29,8 @@ from msagent.rundir.checkpoints import Checkpoint, CheckpointStore
 MARKER = ".msagent-run"
 CONFIG_NAME = "config.toml"
 STOP_NAME = "STOP"
+SPILL_NAME = "model_pool_spill"
+"""Folder of the in-memory model pool's spilled frozen snapshots while a run lasts."""
 KEEP_CHECKPOINTS = 3
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import logging
+from pathlib import Path
 from typing import Any
 
 from msagent.model_pool import ModelPool, Snapshot, make_store
@@ -9,14 +11,29 @@ from msagent.model_pool.stores.redis_store import DEFAULT_PREFIX
 from msagent.runtime import register
 from msagent.vocabulary import ModelKey, PolicyId, Version
 
+log = logging.getLogger(__name__)
+
 
 class ModelPoolService:
-    """Versioned policy snapshots; in memory by default, Redis when ``url`` names a server."""
+    """Versioned policy snapshots; in memory by default, Redis when ``url`` names a server.
+
+    In memory, frozen snapshots beyond ``memory_mib`` MiB of weights go to files in
+    ``spill_dir`` (the least recently used first; 0 or no folder: all stay in memory).
+    """
 
     def __init__(self, url: str | None = None, keep_last: int | None = 10,
-                 namespace: str = "") -> None:
+                 namespace: str = "", spill_dir: str | None = None,
+                 memory_mib: float = 0) -> None:
         prefix = f"{DEFAULT_PREFIX}:{namespace}" if namespace else DEFAULT_PREFIX
-        self.pool = ModelPool(make_store(url or None, prefix=prefix), keep_last=keep_last or None)
+        try:
+            store = make_store(url or None, prefix=prefix,
+                               spill_dir=Path(spill_dir) if spill_dir else None,
+                               memory_bytes=int(memory_mib * 2**20))
+        except OSError as exc:  # e.g. on a cluster node without the run directory's disk
+            log.warning("model pool: cannot spill snapshots to %s (%s); keeping all of them "
+                        "in memory", spill_dir, exc)
+            store = make_store(url or None, prefix=prefix)
+        self.pool = ModelPool(store, keep_last=keep_last or None)
 
     @register(concurrent=True)
     def push(self, policy_id: PolicyId, weights: dict[str, Any],

@@ -4,6 +4,7 @@ them alive (the supervisor), checkpoint periodically and at the end, and stop cl
 from __future__ import annotations
 
 import logging
+import shutil
 import time
 from contextlib import nullcontext
 from typing import Any
@@ -12,6 +13,7 @@ import msagent
 from msagent.config import TrainConfig
 from msagent.errors import ErrorInfo, MsagentError, ServiceDiedError
 from msagent.rundir import RunDir
+from msagent.rundir.directory import SPILL_NAME
 from msagent.runtime import state
 from msagent.telemetry import DROPPED, Metrics, ProgressDisplay, ScalarWriter, log_to_file
 from msagent.telemetry.stopping import stop_reason
@@ -78,6 +80,8 @@ def _train(cfg: TrainConfig, run_dir: RunDir | None, plan: ResumePlan | None) ->
             msagent.shutdown()
         elif services is not None:
             _shutdown(services)
+        if run_dir is not None:  # the pool's spilled snapshots lived only as long as the pool
+            shutil.rmtree(run_dir.path / SPILL_NAME, ignore_errors=True)
 
 
 def _plan(cfg: TrainConfig, run_dir: RunDir | None, resume: bool | ResumePlan) -> ResumePlan | None:

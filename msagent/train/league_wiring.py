@@ -86,8 +86,7 @@ def connect_league(cfg: TrainConfig, run: wiring.RunInfo) -> wiring.Services:
         buffer = start(ReplayBufferService, resources=wiring._res(sv.buffer),
                        args=([cfg.table_config(t) for t in tables.values()],))
         model_pool = start(ModelPoolService, resources=wiring._res(sv.model_pool),
-                           kwargs={"url": sv.model_pool.url, "keep_last": sv.model_pool.keep_last,
-                                   "namespace": run.run_id})
+                           kwargs=wiring.model_pool_kwargs(cfg, run))
         evaluator = _start_evaluator(cfg, start, players[0])
         wiring.wait_all(started)
         if run.league_state and run.run_dir:

@@ -9,10 +9,12 @@ Services find each other by name through the registry: env workers insert into
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from msagent.config import TrainConfig
 from msagent.train.supported import check_supported
+from msagent.rundir.directory import SPILL_NAME
 from msagent.runtime import ServiceHandle, launch
 from msagent.services.env_worker import EnvWorker, WorkerSettings
 from msagent.services.inference import PolicyScripts, configured
@@ -131,8 +133,7 @@ def connect_services(cfg: TrainConfig, run: RunInfo) -> Services:
             if playing else readers
         buffer = start(ReplayBufferService, resources=_res(sv.buffer), args=([table],))
         model_pool = start(ModelPoolService, resources=_res(sv.model_pool),
-                           kwargs={"url": sv.model_pool.url, "keep_last": sv.model_pool.keep_last,
-                                   "namespace": run.run_id})
+                           kwargs=model_pool_kwargs(cfg, run))
         wait_all(started)
     except BaseException:
         stop_started(started)
@@ -186,6 +187,14 @@ def policy_scripts(cfg: TrainConfig) -> PolicyScripts:
     """The user's scripts and env parameters, as every service needs them."""
     return PolicyScripts(str(cfg.scripts.env), str(cfg.scripts.agent), dict(cfg.env),
                          cfg.run.seed)
+
+
+def model_pool_kwargs(cfg: TrainConfig, run: RunInfo) -> dict[str, Any]:
+    """The model pool's store settings; an in-memory pool spills into the run directory."""
+    section = cfg.services.model_pool
+    spill = str(Path(run.run_dir) / SPILL_NAME) if run.run_dir else None
+    return {"url": section.url, "keep_last": section.keep_last, "namespace": run.run_id,
+            "spill_dir": spill, "memory_mib": section.memory_mib}
 
 
 def _res(section: Any) -> Any:

@@ -11,12 +11,13 @@ import pytest
 
 # --- stores for the model pool -----------------------------------------------------------------
 
-from msagent.model_pool import MemoryStore, RedisStore, Store  # noqa: E402  (section kept movable)
+from msagent.model_pool import (MemoryStore, RedisStore, SpillingMemoryStore,  # noqa: E402
+                                Store)
 
 StoreFactory = Callable[[], Store]
 
 
-@pytest.fixture(params=["memory", "redis"])
+@pytest.fixture(params=["memory", "spilling", "redis"])
 def store_kind(request: pytest.FixtureRequest) -> str:
     """Which store a parametrized test runs against."""
     return request.param
@@ -26,11 +27,13 @@ def store_kind(request: pytest.FixtureRequest) -> str:
 def new_store(store_kind: str, request: pytest.FixtureRequest) -> Iterator[StoreFactory]:
     """A factory of stores that all see the same snapshots, as separate processes would.
 
-    Memory: the same MemoryStore each time. Redis: a new client each time, under a prefix unique
-    to the test, so tests never see each other's keys.
+    Memory: the same MemoryStore each time. Spilling: the same SpillingMemoryStore with a
+    budget of one byte, so every frozen snapshot but the newest lives in a file. Redis: a new
+    client each time, under a prefix unique to the test, so tests never see each other's keys.
     """
-    if store_kind == "memory":
-        shared = MemoryStore()
+    if store_kind in ("memory", "spilling"):
+        shared = MemoryStore() if store_kind == "memory" else SpillingMemoryStore(
+            request.getfixturevalue("tmp_path") / "spill", max_bytes=1)
         yield lambda: shared
         return
     url = request.getfixturevalue("redis_url")

@@ -10,7 +10,9 @@ from pathlib import Path
 import pytest
 
 from msagent.config import load_config
+from msagent.model_pool.stores.spilling import SPILL_SUFFIX
 from msagent.rundir import RunDir
+from msagent.rundir.directory import SPILL_NAME
 from msagent.services.learner_state import LEAGUE_REQUIRED_KEYS
 from msagent.train.resume import plan_resume
 from msagent.train.signals import STOP_FILE_REASON
@@ -162,3 +164,30 @@ def test_the_smallest_league_config_trains_a_game_it_never_saw(inline_only: str,
     assert result["stop_reason"] == STOP_FILE_REASON, result
     assert all(result["league"]["players"][p]["version"] > 1 for p in players)
     assert result["league"]["summary"]["matches"] > 0
+
+
+
+def test_a_league_over_its_model_pool_memory_budget_plays_snapshots_from_files(
+        inline_only: str, tmp_path: Path) -> None:
+    cfg = league_config(tmp_path, "local", "run.stop.time_s=120", "services.evaluator.num=0",
+                        "services.model_pool.memory_mib=0.001",  # every frozen one but one
+                        *(f"league.roles.{role}.snapshot_every_updates=2" for role in ROLES))
+    run_dir = RunDir.create(cfg.run.root, cfg.run.name)
+    spill, spilled = run_dir.path / SPILL_NAME, [0]
+
+    def ready() -> bool:
+        spilled[0] = max(spilled[0], len(list(spill.glob(f"*{SPILL_SUFFIX}"))))
+        return spilled[0] >= 6 and len(_later_snapshots_played(run_dir)) >= 3
+
+    # a snapshot past version 2 spilled as soon as any later one froze (within a second or
+    # two), so games against three of them mean env workers pulled snapshots from files
+    train_until(cfg, run_dir, ready, 120, "6 spilled snapshots and games against 3 snapshots "
+                "past version 2")
+    assert not spill.exists()  # the spill lived as long as the pool
+
+
+def _later_snapshots_played(run_dir: RunDir) -> set[str]:
+    """Historical snapshots past version 2 that the payoff table has games against."""
+    pairs = ((feed_state(run_dir).get("league") or {}).get("payoff") or {}).get("pairs", [])
+    return {name for a, b, *counts in pairs for name in (a, b)
+            if sum(counts) > 0 and ":" in name and int(name.rsplit(":", 1)[1]) > 2}
