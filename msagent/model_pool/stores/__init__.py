@@ -7,5 +7,5 @@ from msagent.model_pool.stores.memory import MemoryStore
 from msagent.model_pool.stores.redis_store import DEFAULT_PREFIX, RedisKeys, RedisStore
 from msagent.model_pool.stores.spilling import SpillingMemoryStore
 
-__all__ = ["DEFAULT_PREFIX", "MemoryStore", "RedisKeys", "RedisStore", "SpillingMemoryStore", "Store",
-           "StoredSnapshot", "make_store"]
+__all__ = ["DEFAULT_PREFIX", "MemoryStore", "RedisKeys", "RedisStore", "SpillingMemoryStore",
+           "Store", "StoredSnapshot", "make_store"]
