@@ -80,6 +80,7 @@ def test_a_new_store_clears_stale_spill_files_and_nothing_else(tmp_path) -> None
     frozen_pool(tmp_path, snapshots=4, budget_snapshots=1)
     mine = tmp_path / "spill" / "notes.txt"
     mine.write_text("keep me")
+    (tmp_path / "spill" / f"x@9{SPILL_SUFFIX}.tmp").write_bytes(b"half")  # died writing
     SpillingMemoryStore(tmp_path / "spill", max_bytes=1)
     assert [p.name for p in (tmp_path / "spill").iterdir()] == ["notes.txt"]
 

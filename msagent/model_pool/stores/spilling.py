@@ -27,7 +27,8 @@ from msagent.vocabulary import ModelKey
 log = logging.getLogger(__name__)
 
 SPILL_SUFFIX = ".spilled.safetensors"
-"""Suffix of the files this store writes (the only ones it ever deletes)."""
+"""Suffix of the files this store writes (with ``.tmp`` while written: the only files it
+ever deletes)."""
 
 
 class SpillingMemoryStore(MemoryStore):
@@ -43,7 +44,7 @@ class SpillingMemoryStore(MemoryStore):
         self._lock = threading.RLock()  # the overrides below call MemoryStore's locked methods
         self.folder, self.max_bytes = Path(folder), int(max_bytes)
         self.folder.mkdir(parents=True, exist_ok=True)
-        for stale in self.folder.glob(f"*{SPILL_SUFFIX}"):
+        for stale in self.folder.glob(f"*{SPILL_SUFFIX}*"):  # and half-written .tmp files
             stale.unlink(missing_ok=True)
         self._resident: OrderedDict[ModelKey, int] = OrderedDict()  # least recently used first
         self._spilled: set[ModelKey] = set()
