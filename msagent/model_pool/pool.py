@@ -15,7 +15,6 @@ from msagent.vocabulary import ModelKey, PolicyId, Version
 
 DEFAULT_KEEP_LAST = 10
 FROZEN = "frozen"
-_PULL_LATEST_ATTEMPTS = 5
 
 
 class ModelPool:
@@ -92,14 +91,15 @@ class ModelPool:
             SnapshotNotFoundError: If the policy has no snapshot.
         """
         _check_policy_id(policy_id)
-        for _ in range(_PULL_LATEST_ATTEMPTS):
-            version = self.store.latest_version(policy_id)
-            if version is None:
-                break
+        version = self.store.latest_version(policy_id)
+        while version is not None:
             try:
                 return self.pull(ModelKey(policy_id, version))
-            except SnapshotNotFoundError:
-                continue  # pruned between the two reads by newer pushes: look again
+            except SnapshotNotFoundError:  # pruned between the two reads by newer pushes
+                newer = self.store.latest_version(policy_id)
+                # each retry reads a newer version, so this ends once the pushes pause (a
+                # fixed number of tries failed on a loaded machine against a fast writer)
+                version = newer if newer is not None and newer > version else None
         raise SnapshotNotFoundError(policy_id, None, self.store.versions(policy_id))
 
     def latest_version(self, policy_id: PolicyId) -> Version | None:
