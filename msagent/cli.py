@@ -236,17 +236,23 @@ def export(
     out_file: Path = typer.Argument(..., metavar="OUT", help="The file to write."),
     format_: ExportFormat = typer.Option(
         ExportFormat.openspiel, "--format",
-        help="openspiel: the meta-strategy mixture of a PSRO run as a tabular policy (JSON) "
-             "that OpenSpiel's exploitability.nash_conv can check. onnx: a policy of the newest "
+        help="openspiel: a tabular policy (JSON) that OpenSpiel's exploitability.nash_conv "
+             "can check: a PSRO run's meta-strategy mixture, else --policy of the newest "
+             "checkpoint (sequential OpenSpiel games). onnx: a policy of the newest "
              "checkpoint as an ONNX graph (opset 15) for game clients, with OUT.manifest.json."),
-    policy: str = typer.Option("main", help="onnx: the policy (league player) to export."),
+    policy: str = typer.Option("main", help="The policy (league player) to export (onnx; "
+                                            "openspiel when the run is not PSRO)."),
+    greedy: bool = typer.Option(False, help="openspiel, not PSRO: the policy's most likely "
+                                            "action at each information state (as an evaluator "
+                                            "with deterministic = true plays)."),
     publish_to: str | None = typer.Option(
         None, "--publish", metavar="STORE",
         help="onnx: also publish to this model store (a folder or fsspec URI)."),
     game: str | None = typer.Option(None, help="onnx: the game's name in the model store."),
 ) -> None:
-    """Write a PSRO run's meta-strategy mixture as a tabular policy file (openspiel), or a
-    run's policy as ONNX for game clients (onnx)."""
+    """Write a run's policy (or a PSRO run's meta-strategy mixture) as a tabular policy file
+    with its NashConv (openspiel), or a run's policy as ONNX for game clients (onnx)."""
+    from msagent.exporting.tabular_export import is_psro_run
     from msagent.psro.checkpoint import export_mixture
     from msagent.rundir import RunDir
 
@@ -254,11 +260,25 @@ def export(
         _export_onnx(run_dir, out_file, policy, publish_to, game)
         return
     try:
+        if not is_psro_run(run_dir):
+            _export_table(run_dir, out_file, policy, greedy)
+            return
         path, nash_conv, iteration = export_mixture(RunDir.open(run_dir), out_file)
     except (UserError, OSError) as exc:
         _fail(str(exc), USER_ERROR_EXIT)
     Console(soft_wrap=True).print(f"wrote {path}: the mixture of PSRO iteration {iteration}, "
                                   f"NashConv {nash_conv:.6f}", highlight=False)
+
+
+def _export_table(run_dir: Path, out_file: Path, policy: str, greedy: bool) -> None:
+    """``export --format openspiel`` of a run that is not PSRO: one line, with the NashConv."""
+    from msagent.exporting.tabular_export import export_policy_table
+
+    done = export_policy_table(run_dir, policy, out_file, greedy)
+    Console(soft_wrap=True).print(
+        f"wrote {done.path}: {policy}{' (greedy)' if greedy else ''} at checkpoint step "
+        f"{done.step} as a table over {done.infostates} information states, NashConv "
+        f"{done.nash_conv:.6f}", highlight=False)
 
 
 def _export_onnx(run_dir: Path, out_file: Path, policy: str, store: str | None,

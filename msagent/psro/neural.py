@@ -129,20 +129,31 @@ def exact_tables_possible(game: Any) -> str | None:
     return None
 
 
+def exact_game_of(env_script: str, env_params: dict[str, Any]
+                  ) -> tuple[Any, OpenSpielAdapter | None] | str:
+    """The OpenSpiel game the user's env script plays, and the adapter it plays it through
+    when the script made its own; or why exact tables are not possible for it."""
+    from msagent.user_scripts import env_factory
+
+    env = env_factory(env_script, env_params)()
+    adapter = env if isinstance(env, OpenSpielAdapter) else None
+    game = adapter.game if adapter is not None else env
+    why = exact_tables_possible(game)
+    return (game, adapter) if why is None else why
+
+
 def tables_from_scripts(env_script: str, agent_script: str, env_params: dict[str, Any],
                         seed: int, pull: Callable[[str], Any],
                         greedy: bool = False) -> NetworkTables | str:
     """Members of the user's game as tables (``greedy``: their most likely actions), or why
     the game does not allow it (not a sequential OpenSpiel game, too large, information states
     of uneven depth...)."""
-    from msagent.user_scripts import build_policy, env_factory
+    from msagent.user_scripts import build_policy
 
-    env = env_factory(env_script, env_params)()
-    adapter = env if isinstance(env, OpenSpielAdapter) else None
-    game = adapter.game if adapter is not None else env
-    why = exact_tables_possible(game)
-    if why is not None:
-        return why
+    found = exact_game_of(env_script, env_params)
+    if isinstance(found, str):
+        return found
+    game, adapter = found
     try:
         return NetworkTables(game, build_policy(env_script, agent_script, env_params, seed),
                              pull, adapter, greedy)

@@ -1,0 +1,63 @@
+"""``msagent export RUN_DIR --format openspiel --policy P OUT`` for a run that is not PSRO: one
+trained policy on a sequential OpenSpiel game as a tabular policy file, with its exact
+NashConv, so that a league's (or a single policy's) exploitability can be checked with
+OpenSpiel's own ``exploitability.nash_conv``."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from msagent.errors import UserError
+
+
+@dataclass(frozen=True)
+class TableExport:
+    """A policy written as a table: where, its NashConv, and the checkpoint it came from."""
+
+    path: Path
+    nash_conv: float
+    step: int
+    infostates: int
+
+
+def is_psro_run(run_dir: str | Path) -> bool:
+    """Whether the run's config has a ``[league.psro]`` table (UserError: not a run)."""
+    from msagent.evaluate import _open
+
+    cfg = _open(run_dir)[1]
+    return cfg.league is not None and cfg.league.psro is not None
+
+
+def export_policy_table(run_dir: str | Path, policy_id: str, out: Path,
+                        greedy: bool = False) -> TableExport:
+    """Write the newest checkpoint's ``policy_id`` as a table over every information state of
+    the run's game, the same policy in every seat (``greedy``: its most likely actions).
+
+    Raises:
+        UserError: not a run directory, no checkpoint or no such policy, or a game that has no
+            exact tables (not a sequential OpenSpiel game, or too large), naming why.
+    """
+    from msagent.exporting.run_export import load_run_policy
+    from msagent.psro import exact
+    from msagent.psro.game_tree import build_tree
+    from msagent.psro.neural import InfostateInputs, exact_game_of, greedy_table
+    from msagent.psro.tabular_io import write_policy
+
+    policy, source, cfg = load_run_policy(run_dir, policy_id)
+    found = exact_game_of(str(cfg.scripts.env), dict(cfg.env))
+    if isinstance(found, str):
+        raise UserError(f"cannot write {policy_id} of {run_dir} as a tabular policy: {found}")
+    game, adapter = found
+    try:
+        tree = build_tree(game)
+        tables = InfostateInputs(game, tree, adapter)
+        profile = [tables.table(policy, seat) for seat in range(tree.num_players)]
+    except ValueError as exc:  # too many nodes, uneven information states, a recurrent policy
+        raise UserError(f"cannot write {policy_id} of {run_dir} as a tabular policy: "
+                        f"{exc}") from None
+    if greedy:
+        profile = [greedy_table(t) for t in profile]
+    path = write_policy(out, str(game), tree, profile)
+    return TableExport(path, exact.nash_conv(tree, profile), source["checkpoint_step"],
+                       sum(len(t) for t in profile))
