@@ -376,7 +376,7 @@ def _print_result(out: Console, result: dict) -> None:
     shown = {k: v for k, v in result.items() if k != "league"}
     if league:
         shown["league"] = {k: v for k, v in league.items()
-                           if k not in ("ladder", "lineage", "eval")}
+                           if k not in ("ladder", "lineage", "eval", "nash_conv")}
     out.print(Text("result:", style="bold green"), Pretty(shown))
     if league:
         out.print(Text(league.get("ladder", "")))
@@ -387,8 +387,18 @@ def _print_result(out: Console, result: dict) -> None:
                       f"{row['win_rate']:.1%} (95% CI {row['ci_low']:.1%}-{row['ci_high']:.1%})"
                       f", draw {row['draw_rate']:.1%}, loss {row['loss_rate']:.1%} over the last "
                       f"{row['games']} games")
+        _print_nash_convs(out, league.get("nash_conv", []))
         if league.get("heatmap"):
             out.print(Text(f"payoff heatmap: {league['heatmap']}", style="bold"))
+
+
+def _print_nash_convs(out: Console, measures: list[dict]) -> None:
+    """The evaluated player's first and newest NashConv of the run (small OpenSpiel games)."""
+    if measures:
+        first, last = measures[0], measures[-1]
+        out.print(f"{last['player']} NashConv {last['nash_conv']:.4f} at version "
+                  f"{last['version']} (first measure {first['nash_conv']:.4f} at version "
+                  f"{first['version']}; {len(measures)} measures)")
 
 
 def _fail_with(exc: Exception, config: Path, run_dir: RunDir | None, verbose: bool) -> NoReturn:

@@ -28,6 +28,9 @@ class StopSection(Section):
             of the newest ``eval_games`` evaluation games against every evaluation opponent,
             from every seat (0 disables).
         eval_games: Evaluation games per opponent and seat the rate must hold over.
+        nash_conv: League runs on a sequential OpenSpiel game: stop once a measure of the
+            evaluated player's NashConv (``services.evaluator.nash_conv_every_s``) is at most
+            this (0 disables).
     """
 
     env_steps: int = Field(1_000_000, ge=0)
@@ -36,6 +39,7 @@ class StopSection(Section):
     time_s: float = Field(0.0, ge=0)
     eval_win_rate: float = Field(0.0, ge=0, le=1)
     eval_games: int = Field(200, ge=1)
+    nash_conv: float = Field(0.0, ge=0)
 
 
 class RunSection(Section):

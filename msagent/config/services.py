@@ -229,6 +229,9 @@ class EvaluatorSection(_Service):
         pause_s: Rest between rounds of 16 steps (evaluation takes little CPU from training).
         average_snapshots: Above 1, evaluate the mean of the player's newest this many league
             snapshots (parameter averaging) instead of its newest parameters.
+        nash_conv_every_s: On a sequential OpenSpiel game with exact tables (at most 2 million
+            histories), measure the player's NashConv at most this often (0: never). With no
+            opponents, the evaluator only does this.
     """
 
     num: int = Field(1, ge=0)
@@ -238,6 +241,7 @@ class EvaluatorSection(_Service):
     deterministic: bool = True
     pause_s: float = Field(0.5, ge=0)
     average_snapshots: int = Field(1, ge=1)
+    nash_conv_every_s: float = Field(30.0, ge=0)
 
 
 class LeagueServiceSection(Section):

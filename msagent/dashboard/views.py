@@ -141,7 +141,8 @@ def lineage(league: dict[str, Any]) -> dict[str, Any]:
 
 
 def timeline(points: list[dict[str, Any]], league: dict[str, Any] | None) -> dict[str, Any]:
-    """Series over wall time: progress, the trainable players' and bots' Elo, eval win rates."""
+    """Series over wall time: progress, the trainable players' and bots' Elo, eval win rates,
+    the evaluated player's NashConv (small OpenSpiel games)."""
     shown = [p["id"] for p in (league or {}).get("players", [])]
     shown += sorted({pid for p in points for pid in p.get("elo", {}) if pid.startswith("bot:")})
     t0 = points[0]["t"] if points else 0.0
@@ -153,6 +154,8 @@ def timeline(points: list[dict[str, Any]], league: dict[str, Any] | None) -> dic
         "elo": {pid: [p.get("elo", {}).get(pid) for p in points] for pid in shown},
         "eval": {label: [p.get("eval", {}).get(label) for p in points]
                  for label in sorted({k for p in points for k in p.get("eval", {})})},
+        "nash_conv": {pid: [p.get("nash_conv", {}).get(pid) for p in points]
+                      for pid in sorted({k for p in points for k in p.get("nash_conv", {})})},
     }
 
 

@@ -39,25 +39,19 @@ def export_policy_table(run_dir: str | Path, policy_id: str, out: Path,
             exact tables (not a sequential OpenSpiel game, or too large), naming why.
     """
     from msagent.exporting.run_export import load_run_policy
-    from msagent.psro import exact
-    from msagent.psro.game_tree import build_tree
-    from msagent.psro.neural import InfostateInputs, exact_game_of, greedy_table
+    from msagent.psro.probe import probe_for_scripts
     from msagent.psro.tabular_io import write_policy
 
     policy, source, cfg = load_run_policy(run_dir, policy_id)
-    found = exact_game_of(str(cfg.scripts.env), dict(cfg.env))
-    if isinstance(found, str):
-        raise UserError(f"cannot write {policy_id} of {run_dir} as a tabular policy: {found}")
-    game, adapter = found
-    try:
-        tree = build_tree(game)
-        tables = InfostateInputs(game, tree, adapter)
-        profile = [tables.table(policy, seat) for seat in range(tree.num_players)]
-    except ValueError as exc:  # too many nodes, uneven information states, a recurrent policy
-        raise UserError(f"cannot write {policy_id} of {run_dir} as a tabular policy: "
-                        f"{exc}") from None
-    if greedy:
-        profile = [greedy_table(t) for t in profile]
-    path = write_policy(out, str(game), tree, profile)
-    return TableExport(path, exact.nash_conv(tree, profile), source["checkpoint_step"],
-                       sum(len(t) for t in profile))
+    probe = probe_for_scripts(str(cfg.scripts.env), dict(cfg.env))
+    why = probe if isinstance(probe, str) else None
+    if why is None:
+        try:
+            profile = probe.tables(policy, greedy)
+        except ValueError as exc:  # a recurrent or continuous policy
+            why = str(exc)
+    if why is not None:
+        raise UserError(f"cannot write {policy_id} of {run_dir} as a tabular policy: {why}")
+    path = write_policy(out, str(probe.game), probe.tree, profile)
+    return TableExport(path, probe.nash_conv(profile), source["checkpoint_step"],
+                       probe.infostates)

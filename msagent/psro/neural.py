@@ -129,17 +129,25 @@ def exact_tables_possible(game: Any) -> str | None:
     return None
 
 
-def exact_game_of(env_script: str, env_params: dict[str, Any]
-                  ) -> tuple[Any, OpenSpielAdapter | None] | str:
-    """The OpenSpiel game the user's env script plays, and the adapter it plays it through
-    when the script made its own; or why exact tables are not possible for it."""
-    from msagent.user_scripts import env_factory
-
-    env = env_factory(env_script, env_params)()
+def exact_game_in(env: Any) -> tuple[Any, OpenSpielAdapter | None] | str:
+    """The OpenSpiel game in what the user's ``make_env`` returned (or its adapter), and the
+    adapter it is played through when there is one; or why exact tables are not possible."""
     adapter = env if isinstance(env, OpenSpielAdapter) else None
     game = adapter.game if adapter is not None else env
     why = exact_tables_possible(game)
     return (game, adapter) if why is None else why
+
+
+def exact_game_of(env_script: str, env_params: dict[str, Any]
+                  ) -> tuple[Any, OpenSpielAdapter | None] | str:
+    """:func:`exact_game_in` of one env the user's script makes (closed when it is not one)."""
+    from msagent.user_scripts import env_factory
+
+    env = env_factory(env_script, env_params)()
+    found = exact_game_in(env)
+    if isinstance(found, str) and callable(getattr(env, "close", None)):
+        env.close()
+    return found
 
 
 def tables_from_scripts(env_script: str, agent_script: str, env_params: dict[str, Any],

@@ -63,6 +63,13 @@ class Acting:
             raise ValueError("follow_with needs local acting (central mode asks the servers)")
         self._followers[player] = follower
 
+    def held(self, player: str) -> tuple[Policy, int]:
+        """The policy ``player``'s seats act with, and its version (local acting only)."""
+        if self.central:
+            raise ValueError("held needs local acting (central mode asks the servers)")
+        follower = self._followers[player]
+        return follower.policy, follower.version
+
     def __call__(self, groups: dict[PolicyRef, Group]) -> dict[PolicyRef, Acted]:
         """One decision per group: bots by script, policies locally or centrally."""
         return {ref: self._decide(ref, *group) for ref, group in groups.items()}

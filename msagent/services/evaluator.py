@@ -15,6 +15,7 @@ from msagent.services.acting import Acting
 from msagent.services.inference import PolicyScripts
 from msagent.services.league_client import report_results
 from msagent.services.looping import Looping
+from msagent.services.nash_conv_watch import NashConvWatch
 from msagent.services.snapshot_average import SnapshotAverage
 from msagent.user_scripts import build_policy, game_factory
 from msagent.vocabulary import EpisodeResult, Match, PolicyRef
@@ -48,6 +49,9 @@ class EvaluatorSettings:
     pause_s: float = 0.5
     """Rest between rounds of 16 steps, so evaluation takes little CPU from training."""
     average_snapshots: int = 1
+    nash_conv_every_s: float = 0.0
+    """Above 0, on a sequential OpenSpiel game small enough for exact tables: the player's
+    NashConv (its policy in every seat, sampling) at most this often, when its version moved."""
 
 
 def evaluation_matches(player: str, opponents: list[str], seats: int = 2):
@@ -67,13 +71,16 @@ class Evaluator(Looping):
         self.s = settings
         self.service, self.index = current_instance()
         self._results: list[EpisodeResult] = []
+        self._nash_convs: list[dict[str, Any]] = []
 
     @register(concurrent=True)
     def drain(self) -> dict[str, Any]:
-        """The games finished since the last drain, and the error if the loop failed."""
+        """The games finished and the NashConvs measured since the last drain, and the error
+        if the loop failed."""
         with self._lock:
             out, self._results = self._results, []
-        return {"results": out, "error": self.error}
+            measured, self._nash_convs = self._nash_convs, []
+        return {"results": out, "nash_conv": measured, "error": self.error}
 
     def _loop(self) -> None:
         """Follow the player's parameters; play; keep and report the results."""
@@ -90,15 +97,31 @@ class Evaluator(Looping):
                                                               self.s.average_snapshots))
         acting.wait_for(self.s.player, 1)
         make = game_factory(sc.env_script, sc.env_params)
-        games = [make() for _ in range(self.s.num_envs)]
-        matches = evaluation_matches(self.s.player, self.s.opponents, num_sides(games[0]))
-        collector = MatchCollector(games, acting, lambda k: next(matches), 16, seed)
+        games = [make() for _ in range(self.s.num_envs if self.s.opponents else 1)]
+        probe = NashConvWatch.for_game(self.s, games[0])
+        collector = self._collector(games, acting, seed) if self.s.opponents else None
+        if collector is None:
+            games[0].close()
         while not self._stop.is_set():
-            collector.collect()
-            results = collector.take_results()
-            with self._lock:
-                self._results.extend(results)
-            if self.s.report_to_league and self.s.average_snapshots <= 1:
-                report_results(results)
+            if collector is not None:
+                self._play(collector)
+            if probe is not None:
+                found = probe.measure(*acting.held(self.s.player))
+                with self._lock:
+                    self._nash_convs.extend(found)
             self._stop.wait(self.s.pause_s)
             acting.refresh()
+
+    def _collector(self, games: list[Any], acting: Acting, seed: int) -> MatchCollector:
+        """The games against the opponents, side by side."""
+        matches = evaluation_matches(self.s.player, self.s.opponents, num_sides(games[0]))
+        return MatchCollector(games, acting, lambda k: next(matches), 16, seed)
+
+    def _play(self, collector: MatchCollector) -> None:
+        """One round of 16 steps; keep (and report) the finished games."""
+        collector.collect()
+        results = collector.take_results()
+        with self._lock:
+            self._results.extend(results)
+        if self.s.report_to_league and self.s.average_snapshots <= 1:
+            report_results(results)

@@ -41,6 +41,8 @@ def league_rows(view: dict[str, Any] | None) -> list[tuple[str, str]]:
                             f"population {p['population']}"))
     for opponent, e in view.get("eval", {}).items():
         out.append((f"eval vs {opponent}", f"{_number(e['win_rate'])} of {e['games']} games"))
+    for player, m in view.get("nash_conv", {}).items():
+        out.append((f"NashConv {player}", f"{_number(m['nash_conv'])} (version {m['version']})"))
     return out
 
 
@@ -64,6 +66,8 @@ def line(snapshot: dict[str, Any]) -> str:
         parts += [f"elo/{pid}={p['elo']:.0f}" for pid, p in view.get("players", {}).items()]
         parts += [f"eval/{r['opponent']}/seat{r['seat']}={r['win_rate']:.3f}({r['games']})"
                   for r in view.get("eval_rows", [])]
+        parts += [f"nash_conv/{player}={m['nash_conv']:.4f}"
+                  for player, m in view.get("nash_conv", {}).items()]
     return " ".join(parts + ([losses] if losses else []))
 
 

@@ -20,7 +20,7 @@ def stop_reason(snapshot: dict[str, Any], stop: StopSection) -> str | None:
         return f"mean_return {snapshot['mean_return']:.4g} >= {stop.mean_return}"
     if stop.time_s and snapshot["elapsed_s"] >= stop.time_s:
         return f"time_s {snapshot['elapsed_s']:.1f} >= {stop.time_s}"
-    return _eval_reason(snapshot, stop)
+    return _eval_reason(snapshot, stop) or _nash_conv_reason(snapshot, stop)
 
 
 def _eval_reason(snapshot: dict[str, Any], stop: StopSection) -> str | None:
@@ -32,6 +32,16 @@ def _eval_reason(snapshot: dict[str, Any], stop: StopSection) -> str | None:
         worst = min(r["win_rate"] for r in rows)
         return (f"eval_win_rate {worst:.3f} >= {stop.eval_win_rate} against every opponent "
                 f"from every seat (newest {stop.eval_games} games each)")
+    return None
+
+
+def _nash_conv_reason(snapshot: dict[str, Any], stop: StopSection) -> str | None:
+    """The exploitability criterion: the evaluated player's newest NashConv measure."""
+    measures = (snapshot.get("league") or {}).get("nash_conv") or {}
+    for player, m in measures.items():
+        if stop.nash_conv and m["nash_conv"] <= stop.nash_conv:
+            return (f"nash_conv {m['nash_conv']:.4g} <= {stop.nash_conv} ({player} at version "
+                    f"{m['version']})")
     return None
 
 

@@ -60,6 +60,8 @@ class FeedWatch:
             state["league"] = self._league
         if snap.get("league", {}).get("eval_rows"):
             state["eval"] = snap["league"]["eval_rows"]
+        if snap.get("league", {}).get("nash_conv"):
+            state["nash_conv"] = snap["league"]["nash_conv"]
         self.feed.write_state(state)
 
     def _point(self, snap: dict[str, Any]) -> dict[str, Any]:
@@ -72,6 +74,9 @@ class FeedWatch:
         evals = snap.get("league", {}).get("eval", {})
         if evals:
             point["eval"] = {k: v.get("win_rate") for k, v in evals.items()}
+        measures = snap.get("league", {}).get("nash_conv", {})
+        if measures:
+            point["nash_conv"] = {k: m["nash_conv"] for k, m in measures.items()}
         return point
 
 

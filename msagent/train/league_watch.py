@@ -34,6 +34,8 @@ class LeagueWatch:
 
             self.psro = PSROWatch(cfg, self.call, scalar)
         self.board = EvalBoard(eval_window)
+        self.nash_convs: list[dict[str, Any]] = []
+        """The evaluated player's NashConv measures, oldest first (small OpenSpiel games)."""
         self.summary: dict[str, Any] = {}
         self._next_summary = 0.0
         self._state: dict[str, Any] | None = None
@@ -46,6 +48,7 @@ class LeagueWatch:
                 if drained["error"] is not None:
                     raise drained["error"].rebuild("the evaluator failed")
                 self.board.add(drained["results"])
+                self.nash_convs += drained.get("nash_conv", [])
         if time.monotonic() >= self._next_summary:
             self.summary = self.call("summary")
             self.summary["versions"] = {p: s["version"] for p, s in learner_stats.items()}
@@ -57,7 +60,7 @@ class LeagueWatch:
         """Players (Elo, win rate vs targets, snapshots), population, evaluation win rates."""
         psro = {"psro": self.psro.view()} if self.psro is not None else {}
         return {**self.summary, "eval": self.board.win_rates(), "eval_rows": self.board.rows(),
-                **psro}
+                "nash_conv": latest_nash_convs(self.nash_convs), **psro}
 
     def feed_state(self, fresh: bool = False) -> dict[str, Any]:
         """The league's state for the dashboard feed, fetched again only when the summary says
@@ -84,6 +87,7 @@ class LeagueWatch:
         return {"league": {"players": {p: {"updates": s["updates"], "version": s["version"]}
                                        for p, s in learners.items()},
                            "summary": self.call("summary"), "eval": self.board.rows(),
+                           **({"nash_conv": self.nash_convs} if self.nash_convs else {}),
                            **report}, **(self.psro.result() if self.psro is not None else {})}
 
     def call(self, method: str, *args: Any) -> Any:
@@ -115,7 +119,14 @@ def league_scalars(view: dict[str, Any] | None) -> list[tuple[str, float]]:
     out += [(f"league/pfsp/{k}", float(v)) for k, v in view.get("pfsp", {}).items()]
     out += [(f"league/eval/{k}", float(v["win_rate"])) for k, v in view.get("eval", {}).items()
             if v.get("win_rate") is not None]
+    out += [(f"league/nash_conv/{k}", float(v["nash_conv"]))
+            for k, v in view.get("nash_conv", {}).items()]
     return out
+
+
+def latest_nash_convs(measures: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """Each measured player's newest NashConv measure."""
+    return {m["player"]: m for m in measures}
 
 
 def _stamp(summary: dict[str, Any]) -> tuple[Any, ...] | None:

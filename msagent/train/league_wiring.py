@@ -46,7 +46,7 @@ def connect_league(cfg: TrainConfig, run: wiring.RunInfo) -> wiring.Services:
     shares = league.env_shares()
     batches = player_batches(players, sv.env_worker.num, sv.env_worker.num_envs, shares)
     per_update = {p: sv.learner.batch_fragments or n for p, n in batches.items()}
-    seats = _sides(scripts)
+    seats, exact = _game_facts(scripts)
     if league.psro is not None and not league.psro.symmetric and seats != PSRO_SEATS:
         raise ConfigError(f"league.psro.symmetric = false makes one best response per seat of "
                           f"a {PSRO_SEATS}-seat game; this game has {seats} seats: set "
@@ -87,7 +87,7 @@ def connect_league(cfg: TrainConfig, run: wiring.RunInfo) -> wiring.Services:
                        args=([cfg.table_config(t) for t in tables.values()],))
         model_pool = start(ModelPoolService, resources=wiring._res(sv.model_pool),
                            kwargs=wiring.model_pool_kwargs(cfg, run))
-        evaluator = _start_evaluator(cfg, start, players[0])
+        evaluator = _start_evaluator(cfg, start, players[0], exact)
         wiring.wait_all(started)
         if run.league_state and run.run_dir:
             restore_snapshots(model_pool, RunDir.open(run.run_dir), run.league_state)
@@ -140,9 +140,11 @@ def _learner_settings(cfg: TrainConfig, run: wiring.RunInfo, player: str, table:
         resume_step=run.resume_step, league=True, initial_weights=initial, **group)
 
 
-def _start_evaluator(cfg: TrainConfig, start, player: str) -> ServiceHandle | None:
-    """The evaluator against the configured opponents (default: every bot), if any; PSRO's
-    meta-game evaluators in a PSRO run."""
+def _start_evaluator(cfg: TrainConfig, start, player: str,
+                     exact: bool) -> ServiceHandle | None:
+    """The evaluator against the configured opponents (default: every bot), if any, and of
+    the player's NashConv on an ``exact`` game (a sequential OpenSpiel one); PSRO's meta-game
+    evaluators in a PSRO run."""
     ev = cfg.services.evaluator
     if cfg.league.psro is not None:
         from msagent.services.meta_evaluator import MetaEvaluator, MetaEvaluatorSettings
@@ -152,11 +154,13 @@ def _start_evaluator(cfg: TrainConfig, start, player: str) -> ServiceHandle | No
                                          greedy=greedy_members(cfg))
         return start(MetaEvaluator, num=ev.num, resources=wiring._res(ev), args=(settings,))
     opponents = list(ev.opponents) or [f"bot:{name}" for name in cfg.league.bots]
-    if ev.num == 0 or not opponents:
+    nash_conv = ev.nash_conv_every_s > 0 and exact
+    if ev.num == 0 or not (opponents or nash_conv):
         return None
     settings = EvaluatorSettings(wiring.policy_scripts(cfg), ev.player or player, opponents,
                                  dict(cfg.league.bots), ev.num_envs, ev.deterministic,
-                                 pause_s=ev.pause_s, average_snapshots=ev.average_snapshots)
+                                 pause_s=ev.pause_s, average_snapshots=ev.average_snapshots,
+                                 nash_conv_every_s=ev.nash_conv_every_s if nash_conv else 0.0)
     return start(Evaluator, num=ev.num, resources=wiring._res(ev), args=(settings,))
 
 
@@ -165,11 +169,14 @@ def scaled_batches(batches: dict[str, int], live: int, total: int) -> dict[str, 
     return {p: max(1, math.ceil(n * live / max(total, 1))) for p, n in batches.items()}
 
 
-def _sides(scripts: Any) -> int:
-    """How many sides a match of the user's game seats (its teams, or its seats)."""
+def _game_facts(scripts: Any) -> tuple[int, bool]:
+    """How many sides a match of the user's game seats (its teams, or its seats), and
+    whether it is a sequential OpenSpiel game (its NashConv can be measured)."""
+    from msagent.psro.neural import exact_game_in
+
     game = game_factory(scripts.env_script, scripts.env_params)()
     try:
-        return num_sides(game)
+        return num_sides(game), not isinstance(exact_game_in(game), str)
     finally:
         game.close()
 

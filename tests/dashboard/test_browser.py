@@ -109,6 +109,24 @@ def _one_more_result(league: dict, a: str, b: str) -> dict:
             "match_log": [*league["match_log"], entry]}
 
 
+def test_nash_conv_shows_beside_the_win_rates(league_run: Path, tmp_path: Path,
+                                             page: Any) -> None:
+    """Points with the evaluated player's NashConv (as a Kuhn poker league writes them) add a
+    line on a right-hand axis of the evaluation chart."""
+    run = Path(shutil.copytree(league_run, tmp_path / league_run.name))
+    feed = RunFeed(run)
+    for value in (0.9, 0.7):
+        feed.append({"progress": {}, "eval": {"bot:random": 0.5}, "nash_conv": {"main": value}})
+    with BackgroundServer(run) as server:
+        open_dashboard(page, server.url)
+        traces = page.evaluate("document.getElementById('eval-chart').data"
+                               ".map(t => ({name: t.name, y: t.y, axis: t.yaxis}))")
+    (nash,) = [t for t in traces if t["name"] == "NashConv main"]
+    assert nash["axis"] == "y2" and nash["y"][-2:] == [0.9, 0.7]
+    assert all(v is None for v in nash["y"][:-2])  # the league's own points had none
+    assert any(t["name"] == "vs bot:random" for t in traces)
+
+
 def test_payoff_order_by_name(league_run: Path, page: Any) -> None:
     with BackgroundServer(league_run) as server:
         open_dashboard(page, server.url)

@@ -51,3 +51,18 @@ def test_eval_win_rate_stops_once_every_opponent_and_seat_holds_it_over_enough_g
     reason = stop_reason(snap([ok, {**ok, "seat": 1, "win_rate": 0.91}]), stop)
     assert reason is not None and reason.startswith("eval_win_rate 0.910 >= 0.9")
     assert stop_reason(snap([]), stop) is None and stop_reason(base, stop) is None
+
+
+def test_nash_conv_stops_once_a_measure_is_low_enough() -> None:
+    stop = StopSection(env_steps=0, nash_conv=0.1)
+    base = {"env_steps": 5, "elapsed_s": 1.0, "mean_return": None}
+
+    def snap(value):
+        return {**base, "league": {"nash_conv": {"main": {"player": "main", "version": 40,
+                                                          "nash_conv": value}}}}
+
+    assert stop_reason(snap(0.1001), stop) is None
+    reason = stop_reason(snap(0.0999), stop)
+    assert reason is not None and reason.startswith("nash_conv 0.0999 <= 0.1 (main at version 40")
+    assert stop_reason(snap(0.0), StopSection(env_steps=0)) is None  # disabled
+    assert stop_reason(base, stop) is None

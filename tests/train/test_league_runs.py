@@ -1,6 +1,7 @@
 """League runs end to end on tic-tac-toe: the league grows, the main agent learns to beat a
-bot it never trained against, and a resumed league is the league that was checkpointed; and
-the smallest league config on a game no example uses."""
+bot it never trained against, and a resumed league is the league that was checkpointed; the
+smallest league config on a game no example uses; and a Kuhn poker league trained until its
+main agent's measured NashConv is low enough."""
 
 from __future__ import annotations
 
@@ -191,3 +192,62 @@ def _later_snapshots_played(run_dir: RunDir) -> set[str]:
     pairs = ((feed_state(run_dir).get("league") or {}).get("payoff") or {}).get("pairs", [])
     return {name for a, b, *counts in pairs for name in (a, b)
             if sum(counts) > 0 and ":" in name and int(name.rsplit(":", 1)[1]) > 2}
+
+
+KUHN_LEAGUE = """[run]
+name = "kuhn_league"
+seed = 0
+root = {root}
+mode = "local"
+
+[run.stop]
+time_s = 150
+nash_conv = 0.6
+
+[scripts]
+env = {env}
+agent = {agent}
+
+[env]
+game = "kuhn_poker"
+
+[services.env_worker]
+num = 1
+num_envs = 32
+
+[services.evaluator]
+nash_conv_every_s = 1
+
+[logging]
+progress = false
+tensorboard = false
+
+[[league.players]]
+id = "main"
+role = "main"
+
+[[league.players]]
+id = "main_exploiter"
+role = "main_exploiter"
+"""
+
+
+def test_a_kuhn_league_trains_until_its_main_agent_s_nash_conv_is_low(
+        inline_only: str, tmp_path: Path) -> None:
+    """No bots: the evaluator only measures NashConv (an untrained network's is about 0.9)."""
+    scripts = Path(__file__).resolve().parents[2] / "examples" / "openspiel"
+    (tmp_path / "kuhn.toml").write_text(KUHN_LEAGUE.format(
+        root=json.dumps(str(tmp_path / "runs")),
+        env=json.dumps(str(scripts / "openspiel_env.py")),
+        agent=json.dumps(str(scripts / "openspiel_agent.py"))))
+    cfg = load_config(tmp_path / "kuhn.toml", [])
+    run_dir = RunDir.create(cfg.run.root, cfg.run.name)
+    result = train_until(cfg, run_dir, lambda: False, 150, "NashConv 0.6")
+    assert result["stop_reason"].startswith("nash_conv "), result["stop_reason"]
+    measures = result["league"]["nash_conv"]
+    versions = [m["version"] for m in measures]
+    assert len(measures) >= 2 and versions == sorted(set(versions)), measures
+    assert measures[0]["nash_conv"] > 0.75 and measures[-1]["nash_conv"] <= 0.6, measures
+    assert not result["league"]["eval"]  # nothing to play against: no games
+    feed = feed_state(run_dir)
+    assert feed["nash_conv"]["main"]["nash_conv"] == measures[-1]["nash_conv"]

@@ -205,9 +205,17 @@ function renderTimeline(tl) {
     title: {text: elo.length ? "Elo over time" : "mean return over time"}, margin: {t: 40},
     xaxis: {title: {text: "minutes"}}, legend: {orientation: "h", y: -0.3}}, PLOT_CONFIG);
   const evals = Object.entries(tl.eval).map(([label, y]) => line(`vs ${label}`, y));
-  Plotly.react("eval-chart", evals.length ? evals : [line("env steps/s", tl.steps_per_s)], {
-    title: {text: evals.length ? "evaluated player's win rates against fixed opponents" : "env steps/s"}, margin: {t: 40},
-    xaxis: {title: {text: "minutes"}}, yaxis: evals.length ? {range: [0, 1]} : {},
+  // NashConv (small OpenSpiel games): beside the win rates on a right-hand axis, else alone
+  const nash = Object.entries(tl.nash_conv || {}).map(([pid, y]) => (
+    {...line(`NashConv ${pid}`, y), connectgaps: true, yaxis: evals.length ? "y2" : "y"}));
+  const shown = [...evals, ...nash];
+  const title = evals.length ? "evaluated player's win rates against fixed opponents"
+    : nash.length ? "evaluated player's NashConv" : "env steps/s";
+  Plotly.react("eval-chart", shown.length ? shown : [line("env steps/s", tl.steps_per_s)], {
+    title: {text: title}, margin: {t: 40},
+    xaxis: {title: {text: "minutes"}}, yaxis: evals.length ? {range: [0, 1]} : {rangemode: "tozero"},
+    ...(evals.length && nash.length ? {yaxis2: {overlaying: "y", side: "right", rangemode: "tozero",
+                                                title: {text: "NashConv"}}} : {}),
     legend: {orientation: "h", y: -0.3}}, PLOT_CONFIG);
 }
 

@@ -1,0 +1,80 @@
+"""The NashConv probe and the evaluator's watch: one policy in every seat of a small
+OpenSpiel game, its NashConv equal to OpenSpiel's own, measured only when it is due."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import pyspiel
+import pytest
+from open_spiel.python import policy as openspiel_policy
+from open_spiel.python.algorithms import exploitability
+from pettingzoo.classic import tictactoe_v3
+
+from msagent.envs.adapters import as_multi_agent
+from msagent.envs.adapters.openspiel import OpenSpielAdapter
+from msagent.policy import NetworkConfig, Policy
+from msagent.psro.probe import NashConvProbe, probe_for_game
+from msagent.services.nash_conv_watch import NashConvWatch
+
+
+def kuhn_policy(seed: int = 0, recurrent: bool = False) -> Policy:
+    """A small network of Kuhn poker's shape."""
+    adapter = OpenSpielAdapter(pyspiel.load_game("kuhn_poker"))
+    network = NetworkConfig(hidden=(16,), lstm=8 if recurrent else 0)
+    return Policy(adapter.observation_space, adapter.action_space, network, seed=seed)
+
+
+def as_openspiel(probe: NashConvProbe, policy: Policy) -> openspiel_policy.TabularPolicy:
+    """The probe's tables as OpenSpiel's own TabularPolicy."""
+    game = pyspiel.load_game("kuhn_poker")
+    tabular = openspiel_policy.TabularPolicy(game)
+    for seat, table in enumerate(probe.tables(policy)):
+        for name, row in zip(probe.tree.infostates[seat], table):
+            tabular.policy_for_key(name)[:] = row
+    return tabular
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_the_probe_s_nash_conv_is_openspiel_s(seed: int) -> None:
+    game = pyspiel.load_game("kuhn_poker")
+    probe = probe_for_game(as_multi_agent(game))
+    assert isinstance(probe, NashConvProbe) and probe.infostates == 12
+    policy = kuhn_policy(seed)
+    expected = exploitability.nash_conv(game, as_openspiel(probe, policy))
+    assert probe(policy) == pytest.approx(expected, abs=1e-9)
+    assert probe(policy) > 0.1  # an untrained network is far from Nash
+
+
+def test_games_without_exact_tables_say_why() -> None:
+    assert "not an OpenSpiel game" in probe_for_game(as_multi_agent(tictactoe_v3.env()))
+    leduc = as_multi_agent(pyspiel.load_game("leduc_poker"))
+    assert "more than 100 histories" in probe_for_game(leduc, max_nodes=100)
+
+
+def settings(every_s: float) -> SimpleNamespace:
+    """The evaluator settings the watch reads."""
+    return SimpleNamespace(nash_conv_every_s=every_s, player="main")
+
+
+def test_the_watch_measures_new_versions_only_and_when_due() -> None:
+    game = as_multi_agent(pyspiel.load_game("kuhn_poker"))
+    watch = NashConvWatch.for_game(settings(0.0001), game)
+    a, b = kuhn_policy(0), kuhn_policy(1)
+    (first,) = watch.measure(a, 1)
+    assert first["player"] == "main" and first["version"] == 1
+    assert first["nash_conv"] == pytest.approx(watch.probe(a))
+    assert watch.measure(a, 1) == []  # the same version is not measured twice
+    (second,) = watch.measure(b, 2)
+    assert second["nash_conv"] == pytest.approx(watch.probe(b)) != first["nash_conv"]
+    slow = NashConvWatch.for_game(settings(3600), game)
+    assert len(slow.measure(a, 1)) == 1 and slow.measure(b, 2) == []  # not due for an hour
+
+
+def test_the_watch_is_off_when_disabled_or_impossible() -> None:
+    kuhn = as_multi_agent(pyspiel.load_game("kuhn_poker"))
+    assert NashConvWatch.for_game(settings(0), kuhn) is None
+    assert NashConvWatch.for_game(settings(1), as_multi_agent(tictactoe_v3.env())) is None
+    watch = NashConvWatch.for_game(settings(0.0001), kuhn)
+    assert watch.measure(kuhn_policy(recurrent=True), 1) == []  # no tables: off, no error
+    assert watch.measure(kuhn_policy(), 2) == []  # and stays off
