@@ -232,6 +232,9 @@ class EvaluatorSection(_Service):
         nash_conv_every_s: On a sequential OpenSpiel game with exact tables (at most 2 million
             histories), measure the player's NashConv at most this often (0: never). With no
             opponents, the evaluator only does this.
+        nash_conv_max_histories: Games with more histories get no live NashConv (the
+            evaluator holds the whole tree: liar's dice, 295 thousand histories, takes about
+            200 MiB; OpenSpiel's tic-tac-toe, 550 thousand, about 1.2 GiB).
     """
 
     num: int = Field(1, ge=0)
@@ -242,6 +245,7 @@ class EvaluatorSection(_Service):
     pause_s: float = Field(0.5, ge=0)
     average_snapshots: int = Field(1, ge=1)
     nash_conv_every_s: float = Field(30.0, ge=0)
+    nash_conv_max_histories: int = Field(500_000, ge=1, le=2_000_000)
 
 
 class LeagueServiceSection(Section):

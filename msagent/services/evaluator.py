@@ -52,6 +52,8 @@ class EvaluatorSettings:
     nash_conv_every_s: float = 0.0
     """Above 0, on a sequential OpenSpiel game small enough for exact tables: the player's
     NashConv (its policy in every seat, sampling) at most this often, when its version moved."""
+    nash_conv_max_histories: int = 500_000
+    """Larger games get no live NashConv (their tree would take too much memory)."""
 
 
 def evaluation_matches(player: str, opponents: list[str], seats: int = 2):
@@ -72,15 +74,17 @@ class Evaluator(Looping):
         self.service, self.index = current_instance()
         self._results: list[EpisodeResult] = []
         self._nash_convs: list[dict[str, Any]] = []
+        self._notes: list[str] = []
 
     @register(concurrent=True)
     def drain(self) -> dict[str, Any]:
-        """The games finished and the NashConvs measured since the last drain, and the error
-        if the loop failed."""
+        """The games finished and the NashConvs measured since the last drain, what the user
+        should know (once), and the error if the loop failed."""
         with self._lock:
             out, self._results = self._results, []
             measured, self._nash_convs = self._nash_convs, []
-        return {"results": out, "nash_conv": measured, "error": self.error}
+            notes, self._notes = self._notes, []
+        return {"results": out, "nash_conv": measured, "notes": notes, "error": self.error}
 
     def _loop(self) -> None:
         """Follow the player's parameters; play; keep and report the results."""
@@ -109,6 +113,7 @@ class Evaluator(Looping):
                 found = probe.measure(*acting.held(self.s.player))
                 with self._lock:
                     self._nash_convs.extend(found)
+                    self._notes.extend(probe.take_notes())
             self._stop.wait(self.s.pause_s)
             acting.refresh()
 

@@ -49,6 +49,9 @@ class LeagueWatch:
                     raise drained["error"].rebuild("the evaluator failed")
                 self.board.add(drained["results"])
                 self.nash_convs += drained.get("nash_conv", [])
+                for note in drained.get("notes", []):
+                    log.warning("evaluator: %s", note)
+                    print(f"evaluator: {note}", flush=True)
         if time.monotonic() >= self._next_summary:
             self.summary = self.call("summary")
             self.summary["versions"] = {p: s["version"] for p, s in learner_stats.items()}

@@ -160,7 +160,8 @@ def _start_evaluator(cfg: TrainConfig, start, player: str,
     settings = EvaluatorSettings(wiring.policy_scripts(cfg), ev.player or player, opponents,
                                  dict(cfg.league.bots), ev.num_envs, ev.deterministic,
                                  pause_s=ev.pause_s, average_snapshots=ev.average_snapshots,
-                                 nash_conv_every_s=ev.nash_conv_every_s if nash_conv else 0.0)
+                                 nash_conv_every_s=ev.nash_conv_every_s if nash_conv else 0.0,
+                                 nash_conv_max_histories=ev.nash_conv_max_histories)
     return start(Evaluator, num=ev.num, resources=wiring._res(ev), args=(settings,))
 
 

@@ -52,9 +52,10 @@ def test_games_without_exact_tables_say_why() -> None:
     assert "more than 100 histories" in probe_for_game(leduc, max_nodes=100)
 
 
-def settings(every_s: float) -> SimpleNamespace:
+def settings(every_s: float, max_histories: int = 500_000) -> SimpleNamespace:
     """The evaluator settings the watch reads."""
-    return SimpleNamespace(nash_conv_every_s=every_s, player="main")
+    return SimpleNamespace(nash_conv_every_s=every_s, player="main",
+                           nash_conv_max_histories=max_histories)
 
 
 def test_the_watch_measures_new_versions_only_and_when_due() -> None:
@@ -71,10 +72,24 @@ def test_the_watch_measures_new_versions_only_and_when_due() -> None:
     assert len(slow.measure(a, 1)) == 1 and slow.measure(b, 2) == []  # not due for an hour
 
 
-def test_the_watch_is_off_when_disabled_or_impossible() -> None:
+def off_with(watch: NashConvWatch, policy: Policy) -> list[str]:
+    """The watch measures nothing, now or later, and says why once."""
+    assert watch.measure(policy, 1) == [] and watch.measure(kuhn_policy(), 2) == []
+    notes = watch.take_notes()
+    assert watch.take_notes() == []
+    return notes
+
+
+def test_the_watch_is_off_when_disabled_or_impossible_and_says_why_once() -> None:
     kuhn = as_multi_agent(pyspiel.load_game("kuhn_poker"))
     assert NashConvWatch.for_game(settings(0), kuhn) is None
-    assert NashConvWatch.for_game(settings(1), as_multi_agent(tictactoe_v3.env())) is None
+    ttt = NashConvWatch.for_game(settings(1), as_multi_agent(tictactoe_v3.env()))
+    assert "not an OpenSpiel game" in off_with(ttt, kuhn_policy())[0]
+    big = NashConvWatch.for_game(settings(1, max_histories=57), kuhn)  # 58 histories
+    (note,) = off_with(big, kuhn_policy())
+    assert "more than 57 histories" in note and "nash_conv_max_histories is 57" in note
+    fits = NashConvWatch.for_game(settings(1, max_histories=58), kuhn)
+    assert len(fits.measure(kuhn_policy(), 1)) == 1 and fits.take_notes() == []
     watch = NashConvWatch.for_game(settings(0.0001), kuhn)
-    assert watch.measure(kuhn_policy(recurrent=True), 1) == []  # no tables: off, no error
-    assert watch.measure(kuhn_policy(), 2) == []  # and stays off
+    (note,) = off_with(watch, kuhn_policy(recurrent=True))  # no tables: off, no error
+    assert note.startswith("no live NashConv for this policy: action_probs needs")
