@@ -86,15 +86,20 @@ def cartpole_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
                  root)
 
 
+def train_league(base: Path, env: Path, agent: Path, extra: str = "") -> Path:
+    """LEAGUE_TOML over the scripts (``extra`` TOML appended), trained; its run directory."""
+    config = base / "league.toml"
+    config.write_text(LEAGUE_TOML.format(root=json.dumps(str(base / "runs")),
+                                         env=json.dumps(str(env)), agent=json.dumps(str(agent)))
+                      + extra)
+    return train([str(config)], base / "runs")
+
+
 @pytest.fixture(scope="module")
 def league_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A few seconds of a two-player tic-tac-toe league (masked actions, a CNN)."""
-    base = tmp_path_factory.mktemp("league")
-    config = base / "ttt.toml"
-    config.write_text(LEAGUE_TOML.format(
-        root=json.dumps(str(base / "runs")), env=json.dumps(str(TICTACTOE / "tictactoe_env.py")),
-        agent=json.dumps(str(TICTACTOE / "tictactoe_agent.py"))))
-    return train([str(config)], base / "runs")
+    return train_league(tmp_path_factory.mktemp("league"), TICTACTOE / "tictactoe_env.py",
+                        TICTACTOE / "tictactoe_agent.py")
 
 
 def export(run: Path, out: Path, *args: str) -> tuple[int, str]:

@@ -3,7 +3,6 @@ a trained player as a tabular policy, its NashConv checked with OpenSpiel's own.
 
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 
@@ -15,7 +14,7 @@ from msagent.cli import USER_ERROR_EXIT, app
 from msagent.envs.adapters.openspiel import OpenSpielAdapter
 from msagent.exporting.run_export import load_run_policy
 from msagent.psro.tabular_io import read_policy, to_openspiel
-from tests.exporting.test_cli_export import LEAGUE_TOML, train
+from tests.exporting.test_cli_export import train_league
 
 pyspiel = pytest.importorskip("pyspiel")
 exploitability = pytest.importorskip("open_spiel.python.algorithms.exploitability")
@@ -27,12 +26,8 @@ runner = CliRunner()
 @pytest.fixture(scope="module")
 def kuhn_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A few seconds of a two-player Kuhn poker league (an OpenSpiel game, no PSRO)."""
-    base = tmp_path_factory.mktemp("kuhn")
-    config = base / "kuhn.toml"
-    config.write_text(LEAGUE_TOML.format(
-        root=json.dumps(str(base / "runs")), env=json.dumps(str(OPENSPIEL / "openspiel_env.py")),
-        agent=json.dumps(str(OPENSPIEL / "openspiel_agent.py"))) + '[env]\ngame = "kuhn_poker"\n')
-    return train([str(config)], base / "runs")
+    return train_league(tmp_path_factory.mktemp("kuhn"), OPENSPIEL / "openspiel_env.py",
+                        OPENSPIEL / "openspiel_agent.py", '[env]\ngame = "kuhn_poker"\n')
 
 
 def export(run: Path, out: Path, *args: str) -> tuple[int, str]:
@@ -96,15 +91,8 @@ def test_an_unknown_player_is_refused(kuhn_run: Path, tmp_path: Path) -> None:
 
 
 def test_a_game_that_is_not_openspiel_is_refused(tmp_path: Path) -> None:
-    base = tmp_path / "ttt"
-    base.mkdir()
-    config = base / "ttt.toml"
     tictactoe = OPENSPIEL.parent / "tictactoe"
-    config.write_text(LEAGUE_TOML.format(
-        root=json.dumps(str(base / "runs")), env=json.dumps(str(tictactoe / "tictactoe_env.py")),
-        agent=json.dumps(str(tictactoe / "tictactoe_agent.py"))).replace("time_s = 5",
-                                                                        "time_s = 2"))
-    run = train([str(config)], base / "runs")
+    run = train_league(tmp_path, tictactoe / "tictactoe_env.py", tictactoe / "tictactoe_agent.py")
     code, output = export(run, tmp_path / "x.json")
     assert code == USER_ERROR_EXIT, output
     assert "cannot write main" in output and "not an OpenSpiel game" in output, output
