@@ -376,14 +376,15 @@ def _print_result(out: Console, result: dict) -> None:
     shown = {k: v for k, v in result.items() if k != "league"}
     if league:
         shown["league"] = {k: v for k, v in league.items()
-                           if k not in ("ladder", "lineage", "eval", "nash_conv")}
+                           if k not in ("ladder", "lineage", "eval", "nash_conv", "evaluated")}
     out.print(Text("result:", style="bold green"), Pretty(shown))
     if league:
         out.print(Text(league.get("ladder", "")))
         out.print(Text("lineage:", style="bold"))
         out.print(Text(league.get("lineage", "")))
         for row in league.get("eval", []):
-            out.print(f"main vs {row['opponent']} from seat {row['seat']}: win "
+            out.print(f"{league.get('evaluated') or 'main'} vs {row['opponent']} from seat "
+                      f"{row['seat']}: win "
                       f"{row['win_rate']:.1%} (95% CI {row['ci_low']:.1%}-{row['ci_high']:.1%})"
                       f", draw {row['draw_rate']:.1%}, loss {row['loss_rate']:.1%} over the last "
                       f"{row['games']} games")

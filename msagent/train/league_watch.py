@@ -34,6 +34,9 @@ class LeagueWatch:
 
             self.psro = PSROWatch(cfg, self.call, scalar)
         self.board = EvalBoard(eval_window)
+        self.evaluated = ((cfg.services.evaluator.player or cfg.league.player_ids()[0])
+                          if cfg is not None else None)
+        """The player the evaluator plays (and measures)."""
         self.nash_convs: list[dict[str, Any]] = []
         """The evaluated player's NashConv measures, oldest first (small OpenSpiel games)."""
         self.summary: dict[str, Any] = {}
@@ -90,6 +93,7 @@ class LeagueWatch:
         return {"league": {"players": {p: {"updates": s["updates"], "version": s["version"]}
                                        for p, s in learners.items()},
                            "summary": self.call("summary"), "eval": self.board.rows(),
+                           "evaluated": self.evaluated,
                            **({"nash_conv": self.nash_convs} if self.nash_convs else {}),
                            **report}, **(self.psro.result() if self.psro is not None else {})}
 

@@ -62,3 +62,51 @@ def test_a_new_snapshot_without_games_refreshes_the_feed_state() -> None:
     after = view.feed_state()
     assert handle.calls["state_dict"] == 2
     assert len(after["historical"]) == len(before["historical"]) + 1
+
+
+class EvaluatorHandle:
+    """The evaluator's ``drain`` answers, one per poll (then empty ones)."""
+
+    def __init__(self, drains: list[dict[str, Any]]) -> None:
+        self.drains = drains
+
+    def call_each(self, method: str) -> dict[str, Any]:
+        """The next drain, as one instance's."""
+        assert method == "drain"
+        found = self.drains.pop(0) if self.drains else {}
+        return {"Evaluator#0": {"results": [], "nash_conv": [], "notes": [], "error": None,
+                                **found}}
+
+
+def measure(version: int, value: float) -> dict[str, Any]:
+    """One NashConv record as the evaluator drains it."""
+    return {"player": "exploiter", "version": version, "nash_conv": value, "time": 1.0}
+
+
+def test_nash_convs_and_notes_reach_the_view_the_result_and_the_console(capsys) -> None:
+    from rich.console import Console
+
+    from msagent.cli import _print_result
+
+    handle = LeagueHandle(started())
+    evaluator = EvaluatorHandle([{"nash_conv": [measure(1, 0.9)], "notes": ["a note"]},
+                                 {"nash_conv": [measure(4, 0.5), measure(6, 0.4)]}])
+    cfg = SimpleNamespace(services=SimpleNamespace(evaluator=SimpleNamespace(player="exploiter")),
+                          league=SimpleNamespace(psro=None))
+    view = LeagueWatch(SimpleNamespace(league=handle, evaluator=evaluator, learners={}), cfg=cfg)
+    view.poll({})
+    assert capsys.readouterr().out == "evaluator: a note\n"
+    assert view.view()["nash_conv"] == {"exploiter": measure(1, 0.9)}
+    view.poll({})
+    assert view.view()["nash_conv"] == {"exploiter": measure(6, 0.4)}
+    result = view.result({}, None)
+    assert result["league"]["nash_conv"] == [measure(1, 0.9), measure(4, 0.5), measure(6, 0.4)]
+    assert result["league"]["evaluated"] == "exploiter"
+    row = {"opponent": "bot:random", "seat": 1, "win_rate": 0.5, "ci_low": 0.4, "ci_high": 0.6,
+           "draw_rate": 0.0, "loss_rate": 0.5, "games": 100}
+    out = Console(record=True, width=200)
+    _print_result(out, {"league": {**result["league"], "eval": [row]}})
+    text = out.export_text()
+    assert "exploiter vs bot:random from seat 1: win 50.0%" in text
+    assert "exploiter NashConv 0.4000 at version 6 (first measure 0.9000 at version 1; 3 " \
+           "measures)" in text
