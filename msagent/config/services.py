@@ -229,9 +229,10 @@ class EvaluatorSection(_Service):
         pause_s: Rest between rounds of 16 steps (evaluation takes little CPU from training).
         average_snapshots: Above 1, evaluate the mean of the player's newest this many league
             snapshots (parameter averaging) instead of its newest parameters.
-        nash_conv_every_s: On a sequential OpenSpiel game with exact tables (at most 2 million
-            histories), measure the player's NashConv at most this often (0: never). With no
-            opponents, the evaluator only does this.
+        nash_conv_every_s: On a sequential OpenSpiel game of at most
+            ``nash_conv_max_histories`` histories, measure the player's exact NashConv at most
+            this often, when its version moved (0: never). With no opponents, the evaluator
+            only does this.
         nash_conv_max_histories: Games with more histories get no live NashConv (the
             evaluator holds the whole tree: liar's dice, 295 thousand histories, takes about
             200 MiB; OpenSpiel's tic-tac-toe, 550 thousand, about 1.2 GiB).
