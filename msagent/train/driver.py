@@ -295,10 +295,9 @@ class Driver:
         """Stop workers, then the learner; final checkpoint; the result."""
         batch = mean_batch_size(self.services.inference.stats()) if self.services.inference \
             else None
-        self.services.workers.call_all("stop")
-        for handle in (self.services.readers, self.services.evaluator):
-            if handle is not None:
-                handle.call_all("stop")
+        for handle in (self.services.workers, self.services.readers, self.services.evaluator):
+            if handle is not None:  # an instance that died meanwhile has nothing to stop
+                handle.call_each("stop")
         learners = {p: rank_zero(h.call_all("stop", STOP_S))
                     for p, h in self.services.learners.items()}
         learner = next(iter(learners.values()))

@@ -1,5 +1,6 @@
-"""Keeps a run alive: replaces dead or failed env workers and inference servers, and stops the
-run with one clear error when a service that holds state (learner, buffer, model pool) dies.
+"""Keeps a run alive: replaces dead or failed env workers, inference servers and evaluators,
+and stops the run with one clear error when a service that holds state (learner, buffer, model
+pool) dies.
 
 Replacements start in a background thread, so progress goes on while a new process imports
 torch. A replacement gets a fresh instance index, hence a fresh seed (see ``worker_seed``).
@@ -80,12 +81,18 @@ class Supervisor:
             dead = handle.reap()
             if dead:
                 raise ServiceDiedError(f"service {handle.name} died ({', '.join(dead)})")
-        if self.services.inference is not None:
-            self._replace(self.services.inference, handle_dead(self.services.inference))
+        for helper in self._helpers():
+            self._replace(helper, handle_dead(helper))
         drained = {}
         for feeder in self._feeders():
             drained.update(self._supervise(feeder))
         return drained
+
+    def _helpers(self) -> list[ServiceHandle]:
+        """The services that hold no state and ship nothing: a dead instance is just replaced
+        (inference servers; evaluators, whose replacement starts its loop afresh)."""
+        found = [self.services.inference, getattr(self.services, "evaluator", None)]
+        return [h for h in found if h is not None]
 
     def _feeders(self) -> list[ServiceHandle]:
         """The services that ship fragments: env workers, and store readers beside them."""
@@ -158,14 +165,14 @@ class Supervisor:
 
     def _finish_replacements(self, drained: dict[str, Any]) -> None:
         """Start replacements that are ready, and record when they first took steps."""
-        handles = {h.name: h for h in [*self._feeders(), self.services.inference] if h}
+        handles = {h.name: h for h in [*self._feeders(), *self._helpers()]}
         for name, book in self._books.items():
             handle = handles[name]
             if book.future is not None and book.future.done():
                 self._started(handle, book, book.future.result())
                 book.future = None
                 self._launch(handle, book)
-            feeding = handle is not self.services.inference
+            feeding = handle in self._feeders()
             for rep in [r for r in book.pending if _is_back(r, feeding, drained)]:
                 rep.back_s = round(time.monotonic() - rep.detected_at, 2)
                 book.pending.remove(rep)
@@ -177,7 +184,7 @@ class Supervisor:
         for rep, iid in zip(waiting, new):
             rep.new, rep.ready_s = iid, round(time.monotonic() - rep.detected_at, 2)
             self.replacements.append(rep)
-        if handle in self._feeders():
+        if handle is not self.services.inference:  # feeders and evaluators loop
             handle.call_some(new, "run")
         if handle is self.services.workers:
             self._resize_batch()

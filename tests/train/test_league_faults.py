@@ -1,16 +1,19 @@
-"""SIGKILL during a Ray-mode league run: a killed env worker is replaced and the league goes
-on; a killed learner stops the run naming it, and ``--resume`` continues the same league."""
+"""SIGKILL during a Ray-mode league run: a killed env worker or evaluator is replaced and the
+league goes on; a killed learner stops the run naming it, and ``--resume`` continues the same
+league."""
 
 from __future__ import annotations
 
 import os
 import signal
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from msagent.config import TrainConfig
 from msagent.errors import ServiceDiedError
 from msagent.rundir import RunDir
 from msagent.train import run_training
@@ -18,17 +21,18 @@ from msagent.train.league_wiring import league_snapshot_keys
 from msagent.train.resume import plan_resume
 from msagent.train.signals import STOP_FILE_REASON
 from tests.services.helpers import wait_until
-from tests.train.helpers import replacement_back, stop_when
+from tests.train.helpers import feed_state, replacement_back, stop_when
 from tests.train.league_helpers import league_config
 from tests.train.test_faults import handle_of
+from tests.train.test_league_runs import KUHN_ENV, smallest_league
 
 
 class LeagueBackground:
     """A league ``run_training`` in a thread (the test kills processes meanwhile)."""
 
-    def __init__(self, tmp_path: Path, *overrides: str) -> None:
-        self.cfg = league_config(tmp_path, "ray", "services.evaluator.num=0",
-                                 "services.learner.checkpoint_every_s=3", *overrides)
+    def __init__(self, tmp_path: Path, *overrides: str, cfg: TrainConfig | None = None) -> None:
+        self.cfg = cfg or league_config(tmp_path, "ray", "services.evaluator.num=0",
+                                        "services.learner.checkpoint_every_s=3", *overrides)
         self.run_dir = RunDir.create(self.cfg.run.root, self.cfg.run.name)
         self.result: dict[str, Any] | None = None
         self.error: BaseException | None = None
@@ -98,3 +102,30 @@ def test_a_killed_learner_stops_the_league_by_name_and_resume_restores_it(
         run.run_dir, plan)
     assert resumed["league"]["summary"]["historical"] >= len(plan.league["historical"])
     assert resumed["league"]["summary"]["matches"] > plan.league["reported"]
+
+
+@pytest.mark.slow
+def test_a_killed_evaluator_is_replaced_and_goes_on_measuring(ray_only: str,
+                                                              tmp_path: Path) -> None:
+    """A Kuhn poker league whose evaluator measures NashConv every second: its replacement's
+    measures reach the driver, and the run ends with its final checkpoint and result."""
+    cfg = smallest_league(tmp_path, KUHN_ENV, 'run.mode="ray"', "run.stop.time_s=150",
+                          "services.evaluator.nash_conv_every_s=1",
+                          "services.learner.checkpoint_every_s=3")
+    run = LeagueBackground(tmp_path, cfg=cfg)
+    kill_when_training("Evaluator")
+    killed_at = time.time()
+
+    def measured_since() -> bool:
+        found = feed_state(run.run_dir).get("nash_conv", {}).get("main")
+        return bool(found) and found["time"] > killed_at + 1
+
+    stop_when(run.run_dir, lambda: measured_since() or not run.alive, 90,
+              "a NashConv measure by the replacement evaluator")
+    run.join()
+    assert run.error is None, run.error
+    assert run.result["stop_reason"] == STOP_FILE_REASON, run.result
+    (replaced,) = run.result["replacements"]
+    assert replaced["dead"] == "Evaluator#0" and replaced["new"] and replaced["back_s"] is not None
+    assert run.result["checkpoint"] is not None
+    assert max(m["time"] for m in run.result["league"]["nash_conv"]) > killed_at + 1
