@@ -43,15 +43,14 @@ def export_policy_table(run_dir: str | Path, policy_id: str, out: Path,
     from msagent.psro.tabular_io import write_policy
 
     policy, source, cfg = load_run_policy(run_dir, policy_id)
+    cannot = f"cannot write {policy_id} of {run_dir} as a tabular policy"
     probe = probe_for_scripts(str(cfg.scripts.env), dict(cfg.env))
-    why = probe if isinstance(probe, str) else None
-    if why is None:
-        try:
-            profile = probe.tables(policy, greedy)
-        except ValueError as exc:  # a recurrent or continuous policy
-            why = str(exc)
-    if why is not None:
-        raise UserError(f"cannot write {policy_id} of {run_dir} as a tabular policy: {why}")
+    if isinstance(probe, str):
+        raise UserError(f"{cannot}: {probe}")
+    try:
+        profile = probe.tables(policy, greedy)
+    except ValueError as exc:  # a recurrent or continuous policy
+        raise UserError(f"{cannot}: {exc}") from None
     path = write_policy(out, str(probe.game), probe.tree, profile)
     return TableExport(path, probe.nash_conv(profile), source["checkpoint_step"],
                        probe.infostates)

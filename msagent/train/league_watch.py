@@ -13,6 +13,7 @@ from msagent.league.report import ladder_text, lineage_text, save_heatmap
 from msagent.rundir import RunDir
 from msagent.services.learner_state import save_league_checkpoint
 from msagent.telemetry.evaluation import EvalBoard
+from msagent.train.league_wiring import evaluated_player
 from msagent.train.wiring import Services
 
 log = logging.getLogger("msagent.train")
@@ -34,8 +35,7 @@ class LeagueWatch:
 
             self.psro = PSROWatch(cfg, self.call, scalar)
         self.board = EvalBoard(eval_window)
-        self.evaluated = ((cfg.services.evaluator.player or cfg.league.player_ids()[0])
-                          if cfg is not None else None)
+        self.evaluated = evaluated_player(cfg) if cfg is not None else None
         """The player the evaluator plays (and measures)."""
         self.nash_convs: list[dict[str, Any]] = []
         """The evaluated player's NashConv measures, oldest first (small OpenSpiel games)."""

@@ -157,7 +157,7 @@ def _start_evaluator(cfg: TrainConfig, start, player: str,
     nash_conv = ev.nash_conv_every_s > 0 and exact
     if ev.num == 0 or not (opponents or nash_conv):
         return None
-    settings = EvaluatorSettings(wiring.policy_scripts(cfg), ev.player or player, opponents,
+    settings = EvaluatorSettings(wiring.policy_scripts(cfg), evaluated_player(cfg), opponents,
                                  dict(cfg.league.bots), ev.num_envs, ev.deterministic,
                                  pause_s=ev.pause_s, average_snapshots=ev.average_snapshots,
                                  nash_conv_every_s=ev.nash_conv_every_s if nash_conv else 0.0,
@@ -168,6 +168,11 @@ def _start_evaluator(cfg: TrainConfig, start, player: str,
 def scaled_batches(batches: dict[str, int], live: int, total: int) -> dict[str, int]:
     """Each player's batch while only ``live`` of ``total`` env workers run."""
     return {p: max(1, math.ceil(n * live / max(total, 1))) for p, n in batches.items()}
+
+
+def evaluated_player(cfg: TrainConfig) -> str:
+    """The player the evaluator plays and measures (default: the league's first player)."""
+    return cfg.services.evaluator.player or cfg.league.player_ids()[0]
 
 
 def _game_facts(scripts: Any) -> tuple[int, bool]:
