@@ -1,13 +1,15 @@
 """Asking a training run to stop cleanly (services stopped, a final checkpoint, the result
-printed): SIGINT or SIGTERM to the driver (a second one interrupts at once), or a ``STOP`` file
-in the run directory (``msagent stop RUN_DIR``), which works where no signal reaches the driver,
-such as a Ray job or another user's terminal."""
+printed): SIGINT or SIGTERM to the driver (a second one, a second or more later, interrupts
+at once), or a ``STOP`` file in the run directory (``msagent stop RUN_DIR``), which works where
+no signal reaches the driver, such as a Ray job or another user's terminal."""
 
 from __future__ import annotations
 
 import logging
 import signal
 import threading
+import time
+from collections.abc import Callable
 from pathlib import Path
 from types import FrameType, TracebackType
 from typing import Any
@@ -19,13 +21,23 @@ STOP_FILE_REASON = "stop requested (STOP file)"
 EXIT_CODES = {"SIGINT": 130, "SIGTERM": 143}
 """The exit code of ``msagent train`` after a clean stop on each signal (128 + number)."""
 
+REPEAT_WINDOW_S = 1.0
+"""A second stop signal this soon after the first is the same request delivered twice, not
+a second Ctrl-C: GNU ``timeout`` signals both its command and the command's process group."""
+
 
 class StopSignals:
-    """Context manager: while active, ``received`` names the first stop signal (or None)."""
+    """Context manager: while active, ``received`` names the first stop signal (or None).
 
-    def __init__(self) -> None:
+    Args:
+        clock: Monotonic seconds (injectable for tests).
+    """
+
+    def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
         self.received: str | None = None
         self._previous: dict[int, Any] = {}
+        self._clock = clock
+        self._first_at = 0.0
 
     def __enter__(self) -> StopSignals:
         """Install the handlers (only the main thread can; elsewhere this is a no-op)."""
@@ -42,10 +54,11 @@ class StopSignals:
         self._previous.clear()
 
     def _handle(self, signum: int, frame: FrameType | None) -> None:
-        """First signal: remember it; the second: interrupt now."""
-        if self.received is not None:
+        """First signal: remember it; a later one (past the repeat window): interrupt now."""
+        if self.received is None:
+            self.received, self._first_at = signal.Signals(signum).name, self._clock()
+        elif self._clock() - self._first_at >= REPEAT_WINDOW_S:
             raise KeyboardInterrupt
-        self.received = signal.Signals(signum).name
 
 
 class StopFile:

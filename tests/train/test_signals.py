@@ -18,7 +18,7 @@ from typer.testing import CliRunner
 from msagent.cli import USER_ERROR_EXIT, app
 from msagent.rundir import RunDir
 from msagent.train import driver, run_training
-from msagent.train.signals import STOP_FILE_REASON, StopFile
+from msagent.train.signals import REPEAT_WINDOW_S, STOP_FILE_REASON, StopFile, StopSignals
 from tests.train.helpers import EXAMPLE, example_config
 
 
@@ -134,3 +134,17 @@ def test_a_stop_asked_while_the_services_start_is_kept_and_an_old_one_is_not(
     result = run_training(cfg.model_copy(update={"run": cfg.run.model_copy(
         update={"stop": cfg.run.stop.model_copy(update={"time_s": 120.0})})}), asked)
     assert result["stop_reason"] == STOP_FILE_REASON and result["checkpoint"] is not None
+
+
+def test_a_repeated_signal_interrupts_only_when_it_is_not_the_same_request_delivered_twice(
+) -> None:
+    now = [100.0]
+    signals = StopSignals(clock=lambda: now[0])
+    signals._handle(signal.SIGINT, None)
+    now[0] += REPEAT_WINDOW_S / 2  # GNU timeout: the command, then its process group
+    signals._handle(signal.SIGINT, None)
+    assert signals.received == "SIGINT"
+    now[0] += REPEAT_WINDOW_S  # a second Ctrl-C
+    with pytest.raises(KeyboardInterrupt):
+        signals._handle(signal.SIGTERM, None)
+    assert signals.received == "SIGINT"
