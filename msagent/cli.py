@@ -321,9 +321,11 @@ def prepare(cfg: TrainConfig, resume: Path | None, result_json: Path | None,
     Nothing is written (no run directory made, no config replaced) unless every check passed.
     """
     from msagent.preflight import check_address, check_output
+    from msagent.train.psro_run import check_psro_game
     from msagent.train.supported import check_supported
 
     check_supported(cfg)
+    check_psro_game(cfg)
     check_output(result_json)
     if cfg.run.mode == "ray" and cfg.run.address:
         check_address(cfg.run.address)

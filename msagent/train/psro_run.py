@@ -18,6 +18,7 @@ import numpy as np
 from rich.console import Console
 
 from msagent.config import TrainConfig
+from msagent.envs.teams import num_sides
 from msagent.errors import ConfigError
 from msagent.psro.exact_oracle import (ExactEvaluator, ExactOracle, TabularMembers,
                                        mixture_nash_conv)
@@ -32,7 +33,7 @@ from msagent.rundir.feed import RunFeed
 from msagent.telemetry import log_to_file
 from msagent.telemetry.tensorboard import ScalarWriter
 from msagent.train.signals import STOP_FILE_REASON, StopFile, StopSignals
-from msagent.user_scripts import env_factory
+from msagent.user_scripts import env_factory, game_factory
 
 log = logging.getLogger("msagent.train")
 FEED_EVERY_S = 1.0
@@ -54,6 +55,24 @@ def load_game(cfg: TrainConfig) -> tuple[Any, str]:
         raise ConfigError(f"[league.psro] oracle = 'exact' needs an OpenSpiel game, but "
                           f"{cfg.scripts.env}'s make_env() returned {type(game).__name__}")
     return game, str(game)
+
+
+def check_psro_game(cfg: TrainConfig) -> None:
+    """Refuse, before a run directory is made, the 'nash' meta-solver on a game that does not
+    have two sides (it would fail at the first iteration)."""
+    if not is_psro(cfg) or cfg.league.psro.solver != "nash":
+        return
+    if cfg.league.psro.oracle == "exact":
+        sides = load_game(cfg)[0].num_players()
+    else:
+        game = game_factory(cfg.scripts.env, cfg.env)()
+        try:
+            sides = num_sides(game)
+        finally:
+            game.close()
+    if sides != 2:
+        raise ConfigError(f"[league.psro] solver = 'nash' needs a two-player game, but "
+                          f"{cfg.scripts.env} makes one of {sides}; use 'prd' or 'alpharank'")
 
 
 def solver_of(cfg: TrainConfig) -> MetaSolver:
@@ -188,4 +207,4 @@ def run_psro(cfg: TrainConfig, run_dir: RunDir | None = None, resume: bool = Fal
 def _entropy(p: np.ndarray) -> float:
     """Shannon entropy (nats) of a distribution."""
     p = p[p > 0]
-    return float(-(p * np.log(p)).sum()) if p.size else math.nan
+    return max(0.0, float(-(p * np.log(p)).sum())) if p.size else math.nan  # never "-0.00"

@@ -58,6 +58,7 @@ def test_kuhn_psro_prints_nash_conv_and_exports_a_policy_openspiel_accepts(tmp_p
     assert result.exit_code == 0, result.output
     lines = [ln for ln in result.output.splitlines() if ln.startswith("psro iteration")]
     assert len(lines) >= 3 and "NashConv 0.9167" in lines[0]
+    assert "meta entropy 0.00/0.00" in lines[0]  # one member each: not "-0.00"
     final = json.loads((run_dir / "checkpoints").glob("*.json").__next__().read_text())
     assert "psro" in final
     game, tabular = to_openspiel(read_policy(run_dir / "psro_policy.json"))
@@ -113,11 +114,22 @@ def test_bad_psro_settings_are_refused_by_name(tmp_path, psro, message):
 
 
 def test_per_seat_rl_psro_is_refused_for_a_three_seat_game(tmp_path):
-    text = psro_toml(tmp_path / "runs", "kuhn_poker(players=3)", 'oracle = "rl"').replace(
+    text = psro_toml(tmp_path / "runs", "kuhn_poker(players=3)",
+                     'oracle = "rl"\nsolver = "prd"').replace(
         'name = "psro"', 'name = "psro"\nmode = "local"') + "[services.learner]\nsync = false\n"
     result, _ = train(tmp_path, text)
     assert result.exit_code == USER_ERROR_EXIT
     assert "this game has 3 seats: set symmetric = true" in result.output
+
+
+@pytest.mark.parametrize("oracle", ["exact", "rl"])
+def test_the_nash_solver_is_refused_for_three_players_before_a_run_directory_is_made(
+        tmp_path, oracle):
+    text = psro_toml(tmp_path / "runs", "kuhn_poker(players=3)", f'oracle = "{oracle}"')
+    result, run_dir = train(tmp_path, text)
+    assert result.exit_code == USER_ERROR_EXIT and run_dir is None
+    assert "solver = 'nash' needs a two-player game" in result.output
+    assert "makes one of 3; use 'prd' or 'alpharank'" in result.output
 
 
 def test_a_user_meta_solver_script_is_used(tmp_path):
@@ -137,8 +149,8 @@ def test_exact_oracle_refuses_a_game_that_is_not_openspiel(tmp_path):
         "import gymnasium as gym\ndef make_env(**kwargs):\n    return gym.make('CartPole-v1')\n")
     text = psro_toml(tmp_path / "runs").replace(
         json.dumps(str(OPENSPIEL / "openspiel_env.py")), json.dumps(str(tmp_path / "env.py")))
-    result, _ = train(tmp_path, text)
-    assert result.exit_code == USER_ERROR_EXIT
+    result, run_dir = train(tmp_path, text)
+    assert result.exit_code == USER_ERROR_EXIT and run_dir is None
     assert "needs an OpenSpiel game" in result.output
 
 
