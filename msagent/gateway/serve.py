@@ -72,7 +72,8 @@ def _run_uvicorn(cfg: GatewayConfig, config: Path, sock: socket.socket, redis_ur
     options: dict[str, Any] = {
         "loop": "uvloop", "http": "httptools", "lifespan": "on", "log_level": "warning",
         "access_log": False, "timeout_graceful_shutdown": 10,
-        "proxy_headers": False}  # no X-Forwarded-* rewriting: nothing uses the client address
+        "proxy_headers": False,  # no X-Forwarded-* rewriting: nothing uses the client address
+        "server_header": False}  # clients need not know the server software
     say(f"msagent gateway on {url} (docs {url}/docs), redis {redis_url}"
         + (f", {workers} worker processes" if workers > 1 else ""))
     if workers == 1:

@@ -92,6 +92,9 @@ class TokenStore:
         self.path = Path(path)
         self._clock = clock
         self._by_hash: dict[str, TokenEntry] = {}
+        self._accepted: dict[str, tuple[TokenEntry, Principal]] = {}
+        """Tokens that authenticated since the file was last read: a valid token's next
+        requests need no sha256. Only tokens in the file get in, so it stays that small."""
         self._stamp: tuple[int, int, int] | None = None
         self._next_check = 0.0
 
@@ -135,13 +138,19 @@ class TokenStore:
     def authenticate(self, token: str) -> Principal | None:
         """Who the token belongs to; None for an unknown, revoked or expired token."""
         self._refresh()
+        known = self._accepted.get(token)  # no hash per request for a token seen before
+        if known is not None:
+            entry, principal = known
+            return principal if entry.usable(self._clock()) else None
         digest = hash_token(token)
         entry = self._by_hash.get(digest)
         if entry is None or not hmac.compare_digest(entry.sha256, digest):
             return None
         if not entry.usable(self._clock()):
             return None
-        return Principal(entry.client, frozenset(entry.scopes), entry.token_id)
+        principal = Principal(entry.client, frozenset(entry.scopes), entry.token_id)
+        self._accepted[token] = (entry, principal)  # at most one per stored token
+        return principal
 
     # ------------------------------------------------------------------------------ internals
 
@@ -160,6 +169,7 @@ class TokenStore:
             return
         try:
             self._by_hash = {e.sha256: e for e in self._read()}
+            self._accepted = {}  # a revoked token must not live on here
         except TokenError as exc:  # keep the last good tokens; look again in a second
             _log.error("%s; keeping the tokens read before", exc)
             return

@@ -184,6 +184,8 @@ def test_serve_with_embedded_redis_and_ingest_stops_everything_on_sigterm(tmp_pa
         assert answer["status"] == "stored"
         stats = lambda: httpx.get(f"{url}/v1/admin/stats",  # noqa: E731
                                   headers={"Authorization": f"Bearer {token}"}).json()
+        health = httpx.get(f"{url}/healthz")
+        assert "server" not in health.headers and "date" in health.headers  # no software named
         _wait_for(lambda: stats()["stream_length"] == 0, 60, "the consumer to ingest")
         assert (tmp_path / "data" / "redis" / "appendonlydir").is_dir()
         for other_port, why in ((port, "cannot serve"), (0, "used by another")):
