@@ -86,7 +86,7 @@ def measure(version: int, value: float) -> dict[str, Any]:
 def test_nash_convs_and_notes_reach_the_view_the_result_and_the_console(capsys) -> None:
     from rich.console import Console
 
-    from msagent.cli import _print_result
+    from msagent.telemetry.result_report import print_result
 
     handle = LeagueHandle(started())
     evaluator = EvaluatorHandle([{"nash_conv": [measure(1, 0.9)], "notes": ["a note"]},
@@ -105,7 +105,7 @@ def test_nash_convs_and_notes_reach_the_view_the_result_and_the_console(capsys) 
     row = {"opponent": "bot:random", "seat": 1, "win_rate": 0.5, "ci_low": 0.4, "ci_high": 0.6,
            "draw_rate": 0.0, "loss_rate": 0.5, "games": 100}
     out = Console(record=True, width=200)
-    _print_result(out, {"league": {**result["league"], "eval": [row]}})
+    print_result(out, {"league": {**result["league"], "eval": [row]}})
     text = out.export_text()
     assert "exploiter vs bot:random from seat 1: win 50.0%" in text
     assert "exploiter NashConv 0.4000 at version 6 (first measure 0.9000 at version 1; 3 " \
