@@ -134,6 +134,8 @@ class Driver:
         self._first_step: float | None = None
         self.league = (LeagueWatch(services, cfg.run.stop.eval_games, cfg, self.writer.add)
                        if services.league is not None else None)
+        if self.league is not None and plan is not None:
+            self.league.restore(plan.progress)
         self._last_checkpoint: int | None = plan.step if plan is not None else None
         self._placements: dict[str, list[dict[str, Any]]] = {}
         self._placed_after = -1

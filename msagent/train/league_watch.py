@@ -83,8 +83,13 @@ class LeagueWatch:
         """One atomic checkpoint of every learner and the league; its step (total updates)."""
         parts = {p: h.call_all("export_state")[0] for p, h in self.services.learners.items()}
         step = sum(part["state"]["counters"]["updates"] for part in parts.values())
+        progress = {**progress, "nash_conv": self.nash_convs}  # a resumed run's history goes on
         return save_league_checkpoint(run_dir, step, parts, self.call("state_dict"),
                                       progress, run)
+
+    def restore(self, progress: dict[str, Any]) -> None:
+        """Go on from a checkpoint's progress: the NashConv measures taken before it."""
+        self.nash_convs = list(progress.get("nash_conv", []))
 
     def result(self, learners: dict[str, dict[str, Any]],
                run_dir: RunDir | None) -> dict[str, Any]:

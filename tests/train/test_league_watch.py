@@ -5,7 +5,10 @@ from __future__ import annotations
 from types import SimpleNamespace
 from typing import Any
 
+import numpy as np
+
 from msagent.league import League
+from msagent.rundir import RunDir
 from msagent.train.league_watch import LeagueWatch
 from msagent.vocabulary import ModelKey, PolicyRef
 from tests.league.helpers import play, started
@@ -110,3 +113,34 @@ def test_nash_convs_and_notes_reach_the_view_the_result_and_the_console(capsys) 
     assert "exploiter vs bot:random from seat 1: win 50.0%" in text
     assert "exploiter NashConv 0.4000 at version 6 (first measure 0.9000 at version 1; 3 " \
            "measures)" in text
+
+
+class LearnerHandle:
+    """One player's learner as the league checkpoint asks it for its state."""
+
+    def call_all(self, method: str) -> list[dict[str, Any]]:
+        """A tiny learner state."""
+        assert method == "export_state"
+        return [{"tensors": {"w": np.zeros(2, np.float32)}, "state": {"counters": {"updates": 3}}}]
+
+
+def test_a_resumed_run_s_nash_conv_history_goes_on_from_its_checkpoint(tmp_path) -> None:
+    handle = LeagueHandle(started())
+    cfg = SimpleNamespace(services=SimpleNamespace(evaluator=SimpleNamespace(player="main")),
+                          league=SimpleNamespace(psro=None))
+
+    def watch_with(drains: list[dict[str, Any]]) -> LeagueWatch:
+        services = SimpleNamespace(league=handle, evaluator=EvaluatorHandle(drains),
+                                   learners={"main": LearnerHandle()})
+        return LeagueWatch(services, cfg=cfg)
+
+    run_dir = RunDir.create(tmp_path, "run")
+    first = watch_with([{"nash_conv": [measure(1, 0.9), measure(5, 0.6)]}])
+    first.poll({})
+    first.checkpoint(run_dir, {"env_steps": 10}, {})
+    progress = run_dir.latest_checkpoint().state["progress"]
+    assert progress["env_steps"] == 10 and len(progress["nash_conv"]) == 2
+    resumed = watch_with([{"nash_conv": [measure(9, 0.3)]}])
+    resumed.restore(progress)
+    resumed.poll({})
+    assert [m["version"] for m in resumed.result({}, None)["league"]["nash_conv"]] == [1, 5, 9]
