@@ -53,6 +53,12 @@ class EnvWorkerSection(_Service):
     """League runs: consecutive games each opponent the league draws plays in a worker
     (seats alternating), so games started together share opponents: fewer, larger forward
     passes and LRU cache hits, with the league's opponent distribution unchanged."""
+    restart_failed_envs: bool = True
+    """A game whose env raises (a crashed game engine) is broken off, neither reported nor
+    learnt from, and its env rebuilt; the worker goes on with its other games, and the error
+    is counted (``env_errors``) and logged. A slot whose fresh envs break off 3 games in a
+    row, or msagent's own errors (bad observations, illegal actions), still fail the worker.
+    False: any env error fails the worker (which is then replaced, up to max_restarts)."""
 
 
 class InferenceSection(_Service):

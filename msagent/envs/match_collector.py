@@ -11,6 +11,7 @@ as ``EpisodeResult``s for the league. A Gymnasium env is the one-seat case of th
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -19,7 +20,7 @@ import numpy as np
 from msagent.envs.checks import ObsChecker
 from msagent.envs.collector import Acted
 from msagent.envs.multi_agent import MultiAgentEnv, Turn, points
-from msagent.errors import EnvDataError
+from msagent.errors import EnvDataError, MsagentError
 from msagent.envs.streams import Stream
 from msagent.envs.teams import seat_match, side_returns, teams_of
 from msagent.vocabulary import PLAYER, EpisodeResult, Fragment, Match, ModelKey, PolicyRef
@@ -31,6 +32,10 @@ GroupActFn = Callable[[dict[PolicyRef, Group]], dict[PolicyRef, Acted]]
 """Decides every group of one step in one call (local policies or one inference request)."""
 MatchSource = Callable[[int], Match]
 """The next match for env slot ``k``."""
+
+MAX_FAILURES_IN_A_ROW = 3
+"""Games of one slot that may break off in a row, on rebuilt envs, before the error is raised:
+an env that cannot finish a game is broken, not flaky."""
 
 
 class _Slot:
@@ -51,6 +56,7 @@ class _Slot:
         self.states: dict[int, np.ndarray] = {}  # seat -> recurrent state before its next act
         self.after: dict[int, np.ndarray] = {}  # seat -> state after its pending decision
         self.last_key: ModelKey | None = None
+        self.failures = 0  # games broken off by an env error since the last finished one
 
     def seat(self, match: Match) -> None:
         """Seat ``match``: every trainable player's seat gets its player's stream."""
@@ -81,15 +87,20 @@ class MatchCollector:
         seed: Seed of the first reset of slot 0 (slot k: seed + k).
         checker: Checks every step's observations (one vectorized check per policy group)
             and rewards against the game's declared space; None checks nothing.
+        remake: Builds a fresh game. Given, a game whose env raises (a crashed game engine)
+            is broken off (not reported; its last decisions end as truncated) and its slot
+            goes on with a fresh env (``take_env_errors`` tells); None: the error is raised.
 
     Raises:
         EnvDataError: a game returned an observation outside its space or a non-finite value.
     """
 
     def __init__(self, envs: Sequence[MultiAgentEnv], act: GroupActFn, matches: MatchSource,
-                 length: int, seed: int, checker: ObsChecker | None = None) -> None:
+                 length: int, seed: int, checker: ObsChecker | None = None,
+                 remake: Callable[[], MultiAgentEnv] | None = None) -> None:
         self.act, self.matches, self.length = act, matches, length
-        self.checker = checker
+        self.checker, self.remake = checker, remake
+        self.env_errors: list[str] = []
         self.slots = [_Slot(env, length) for env in envs]
         self.results: list[EpisodeResult] = []
         self.steps = 0
@@ -118,6 +129,11 @@ class MatchCollector:
         """The games finished since the last call."""
         done, self.results = self.results, []
         return done
+
+    def take_env_errors(self) -> list[str]:
+        """The env errors that broke games off since the last call, one line each."""
+        errors, self.env_errors = self.env_errors, []
+        return errors
 
     def _start(self, k: int, slot: _Slot, seed: int | None = None) -> None:
         """Begin a game in slot ``k`` with its next match."""
@@ -210,7 +226,11 @@ class MatchCollector:
 
     def _apply(self, k: int, slot: _Slot, actions: dict[int, Any]) -> None:
         """Step one game; credit rewards; on its end report it and start the next match."""
-        turn = slot.env.step(actions)
+        try:
+            turn = slot.env.step(actions)
+        except Exception as exc:
+            self._break_off(k, slot, exc)
+            return
         slot.turn, slot.steps = turn, slot.steps + 1
         for seat in actions:  # the acted seats' memories move on
             if seat in slot.after:
@@ -224,7 +244,29 @@ class MatchCollector:
             for seat, stream in slot.seated.items():
                 stream.end(turn.terminated, self._final_value(k, slot, seat, turn))
             self.results.append(_result(slot))
-            self._start(k, slot)
+            slot.failures = 0
+            try:
+                self._start(k, slot)
+            except Exception as exc:
+                self._break_off(k, slot, exc)
+
+    def _break_off(self, k: int, slot: _Slot, exc: Exception) -> None:
+        """The env of slot ``k`` raised: drop its game and go on with a fresh env; raise when
+        that is not allowed, the error is msagent's own (bad data, an illegal action), or the
+        slot's envs keep failing."""
+        slot.failures += 1
+        if self.remake is None or isinstance(exc, MsagentError) or \
+                slot.failures > MAX_FAILURES_IN_A_ROW:
+            raise exc
+        self.env_errors.append(f"game {k} broke off at its step {slot.steps + 1}: "
+                               f"{type(exc).__name__}: {exc}")
+        for stream in slot.seated.values():
+            stream.break_off()
+        self._rewards[k] = 0.0
+        with contextlib.suppress(Exception):  # the broken env may not close cleanly either
+            slot.env.close()
+        slot.env = self.remake()
+        self._start(k, slot)
 
     def _final_value(self, k: int, slot: _Slot, seat: int, turn: Turn) -> float:
         """V(last observation) of a trainable seat of a truncated game (0 when terminated)."""

@@ -62,6 +62,14 @@ class Stream:
         if self.open:
             self._close(terminated, not terminated, final_value, bootstrap=0.0)
 
+    def break_off(self) -> None:
+        """The game broke off (its env raised): close the open decision as truncated, valued
+        by its own estimate, since the state after it was never reached. Its rows are kept,
+        so a fragment still ends at the same step (sync runs count one per env slot)."""
+        if self.open:
+            value = float(self._cols["values"][self.rows - 1])
+            self._close(terminated=False, truncated=True, final_value=value, bootstrap=0.0)
+
     def take(self) -> list[Fragment]:
         """The Fragments finished since the last call."""
         done, self.fragments = self.fragments, []

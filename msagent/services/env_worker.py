@@ -29,6 +29,8 @@ class WorkerSettings:
     """How many times the run was resumed: part of every worker's seed."""
     league: LeagueSeats | None = None
     """League mode: the trainable players, their tables and the bots (None: one policy)."""
+    restart_failed_envs: bool = True
+    """A game whose env raises is broken off and its env rebuilt (else the worker fails)."""
 
 
 @dataclass
@@ -80,6 +82,7 @@ class EnvWorker(Looping):
         self.service, self.index = current_instance()
         self.seed = worker_seed(settings.scripts.seed, self.index, settings.generation)
         self._episodes: list[tuple[float, int]] = []
+        self._env_errors: list[str] = []
         self._steps, self._version = 0, 0
         self._first_step: float | None = None
         self.label = f"worker {self.service}#{self.index}"
@@ -89,15 +92,17 @@ class EnvWorker(Looping):
 
     @register(concurrent=True)
     def drain(self) -> dict[str, Any]:
-        """Episodes finished and env steps taken since the last drain.
+        """Episodes finished, env steps taken and env errors (games broken off) since the
+        last drain.
 
         ``first_step_time`` is the wall time (epoch seconds) of this worker's first env step,
         None before it: start-up time is measured up to it.
         """
         with self._lock:
             out = {"episodes": self._episodes, "env_steps": self._steps, "error": self.error,
-                   "version": self._version, "first_step_time": self._first_step}
-            self._episodes, self._steps = [], 0
+                   "version": self._version, "first_step_time": self._first_step,
+                   "env_errors": self._env_errors}
+            self._episodes, self._steps, self._env_errors = [], 0, []
         return out
 
     def _loop(self) -> None:
@@ -123,6 +128,7 @@ class EnvWorker(Looping):
         with self._lock:
             self._episodes.extend((r.episode_return, r.length) for r in results)
             self._steps += self.s.num_envs * self.s.fragment_len
+            self._env_errors += collector.take_env_errors()
 
     def _next_version(self, fragments: list[Any], collector: MatchCollector) -> None:
         """Sync: wait for the version after the one that acted, and re-decide with it.

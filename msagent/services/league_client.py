@@ -134,7 +134,8 @@ def worker_collector(settings: WorkerSettings, plan: WorkerPlan, acting: Acting,
     make = game_factory(sc.env_script, sc.env_params)
     games = [make() for _ in range(settings.num_envs)]
     checker = ObsChecker(games[0].observation_space, label)
-    return MatchCollector(games, acting, plan.matches, settings.fragment_len, seed, checker)
+    return MatchCollector(games, acting, plan.matches, settings.fragment_len, seed, checker,
+                          remake=make if settings.restart_failed_envs else None)
 
 
 def group_by_table(fragments: list[Fragment], tables: dict[str, str]) -> dict[str, list[Fragment]]:

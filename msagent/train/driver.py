@@ -32,6 +32,9 @@ STOP_S = 30.0
 """How long, at the end or after a failure, workers and the learner get to end their loops."""
 LOST = "fragments_lost"
 REPLACED = "worker_replacements"
+ENV_ERRORS = "env_errors"
+ENV_ERRORS_SHOWN = 5
+"""Env errors (games broken off) printed on the console; all go to ``train.log``."""
 
 
 class TrainingError(MsagentError, RuntimeError):
@@ -226,12 +229,13 @@ class Driver:
         """Supervise, then move episodes, env steps and learner statistics into the metrics."""
         replaced_before = len(self.supervisor.replacements)
         lost_before = self.supervisor.lost_fragments
-        for drained in self.supervisor.poll().values():
+        for iid, drained in self.supervisor.poll().items():
             self._first_step = min(filter(None, (self._first_step,
                                                  drained.get("first_step_time"))), default=None)
             self.metrics.add_env_steps(drained["env_steps"])
             for ret, length in drained["episodes"]:
                 self.metrics.record_episode(ret, length)
+            self._env_errors([f"{iid}: {e}" for e in drained.get("env_errors", [])])
         self._count(REPLACED, len(self.supervisor.replacements) - replaced_before)
         self._count(LOST, self.supervisor.lost_fragments - lost_before)
         every = self._learner_stats()
@@ -246,6 +250,18 @@ class Driver:
         self._count(DROPPED, dropped - seen["counters"].get(DROPPED, 0))
         if self.league is not None:
             self.league.poll(every)
+
+    def _env_errors(self, errors: list[str]) -> None:
+        """Count and log the games an env error broke off; show the first few."""
+        for error in errors:
+            seen = self.metrics.snapshot()["counters"].get(ENV_ERRORS, 0)
+            log.warning("env error: %s (the game is dropped, its env rebuilt)", error)
+            if seen < ENV_ERRORS_SHOWN:
+                more = ("; further ones are counted as env_errors= and logged in train.log"
+                        if seen == ENV_ERRORS_SHOWN - 1 else "")
+                print(f"env error: {error} (the game is dropped, its env rebuilt{more})",
+                      flush=True)
+            self.metrics.counter(ENV_ERRORS)
 
     def _count(self, name: str, n: int) -> None:
         """Add to an event counter when something happened."""
@@ -317,6 +333,7 @@ class Driver:
                 "policy_version": learner["version"], "snapshots": learner["snapshots"],
                 "dropped_fragments": learner["dropped_fragments"],
                 "fragments_lost": self.supervisor.lost_fragments,
+                "env_errors": snap["counters"].get(ENV_ERRORS, 0),
                 "replacements": [r.as_dict() for r in self.supervisor.replacements],
                 "checkpoint": step, "elapsed_s": round(snap["elapsed_s"], 2),
                 "first_step_s": _since_process_start(self._first_step),

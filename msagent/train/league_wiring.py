@@ -82,7 +82,8 @@ def connect_league(cfg: TrainConfig, run: wiring.RunInfo) -> wiring.Services:
                         args=(WorkerSettings(scripts, sv.env_worker.num_envs,
                                              sv.env_worker.fragment_len, players[0],
                                              cfg.table_config().name, central, False,
-                                             run.generation, seats_cfg),))
+                                             run.generation, seats_cfg,
+                                             sv.env_worker.restart_failed_envs),))
         buffer = start(ReplayBufferService, resources=wiring._res(sv.buffer),
                        args=([cfg.table_config(t) for t in tables.values()],))
         model_pool = start(ModelPoolService, resources=wiring._res(sv.model_pool),

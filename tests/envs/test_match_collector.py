@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
-import numpy as np
 import gymnasium as gym
+import numpy as np
+import pytest
 
 from msagent.envs.collector import Acted
-from msagent.envs.match_collector import MatchCollector
+from msagent.envs.match_collector import MAX_FAILURES_IN_A_ROW, MatchCollector
 from msagent.envs.multi_agent import Turn
+from msagent.errors import IllegalActionError
 from msagent.policy import ActOutput
 from msagent.vocabulary import Match, ModelKey, PolicyRef
 
@@ -159,3 +161,55 @@ def test_fragments_learn_the_clipped_rewards_and_results_report_the_games_points
     assert fragments[0].rewards.tolist() == [1.0, 0.0]  # sign(1), then sign(1) + sign(-10)
     (result,) = collector.take_results()
     assert result.seat_returns == (-8.0, 2.0) and result.outcome == -1.0  # the points
+
+
+class CrashAt(Alternate):
+    """Alternate whose ``crash``-th step call raises ``error``, as a crashed game engine does."""
+
+    def __init__(self, crash: int, error: Exception | None = None) -> None:
+        super().__init__()
+        self.crash, self.calls = crash, 0
+        self.error = error or RuntimeError("the engine crashed")
+        self.closed = False
+
+    def step(self, actions) -> Turn:
+        self.calls += 1
+        if self.calls == self.crash:
+            raise self.error
+        return super().step(actions)
+
+    def close(self) -> None:
+        self.closed = True
+
+
+def test_a_game_whose_env_raises_is_dropped_and_its_slot_goes_on_with_a_fresh_env() -> None:
+    broken = CrashAt(3)  # seat a's second decision is open when the engine crashes
+    collector = MatchCollector([broken], act_ones([]), lambda k: seating(0), 2, seed=0,
+                               remake=Alternate)
+    fragments = [f for _ in range(6) for f in collector.collect()]
+    assert collector.take_env_errors() == [
+        "game 0 broke off at its step 3: RuntimeError: the engine crashed"]
+    assert broken.closed and collector.slots[0].env is not broken
+    # a's open decision ends truncated, valued by its own estimate (the obs, 2.0); then the
+    # fresh env's whole games: 12 steps = the broken game's 3 + 2 games + 1 step
+    first, *rest = fragments
+    assert first.rewards.tolist() == [1.0, 0.0] and first.truncated.tolist() == [False, True]
+    assert first.final_values.tolist() == [0.0, 2.0] and not first.terminated.any()
+    assert len(rest) == 2 and all(f.rewards.tolist() == [1.0, 11.0] for f in rest)
+    assert [r.length for r in collector.take_results()] == [4, 4]  # the broken game: never
+    assert collector.take_env_errors() == []
+
+
+def test_an_env_error_is_raised_without_remake_for_msagent_errors_and_for_a_broken_env() -> None:
+    with pytest.raises(RuntimeError, match="the engine crashed"):
+        MatchCollector([CrashAt(1)], act_ones([]), lambda k: seating(0), 2, seed=0).collect()
+    illegal = CrashAt(1, IllegalActionError("action 5 is not legal"))
+    with pytest.raises(IllegalActionError):
+        MatchCollector([illegal], act_ones([]), lambda k: seating(0), 2, seed=0,
+                       remake=Alternate).collect()
+    fresh = MatchCollector([CrashAt(1)], act_ones([]), lambda k: seating(0), 2, seed=0,
+                           remake=lambda: CrashAt(1))
+    with pytest.raises(RuntimeError):  # every fresh env fails too: it is broken, not flaky
+        for _ in range(MAX_FAILURES_IN_A_ROW):
+            fresh.collect()
+    assert len(fresh.take_env_errors()) == MAX_FAILURES_IN_A_ROW

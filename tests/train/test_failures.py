@@ -1,5 +1,6 @@
-"""A failing env worker is replaced (within limits); a crash loop or a disabled restart ends the
-run with the env's own error, and no service thread outlives the run."""
+"""A game whose env raises is dropped and its env rebuilt; a failing env worker is replaced
+(within limits); a crash loop or a disabled restart ends the run with the env's own error, and
+no service thread outlives the run."""
 
 from __future__ import annotations
 
@@ -71,9 +72,19 @@ def service_threads() -> list[str]:
             if t.name.startswith(("fire:EnvWorker", "fire:Learner"))]
 
 
-def test_a_failing_env_worker_is_replaced_and_the_run_goes_on(tmp_path: Path) -> None:
+def test_a_game_whose_env_raises_is_dropped_and_its_env_rebuilt_in_the_same_worker(
+        tmp_path: Path) -> None:
     cfg = config_with_env(tmp_path, BREAKING_ENV, "run.stop.env_steps=40000",
                           "run.stop.time_s=60")
+    result = run_training(cfg, None, False)
+    assert result["stop_reason"].startswith("env_steps"), result
+    assert result["env_errors"] == 1 and result["replacements"] == []
+    assert result["fragments_lost"] == 0
+
+
+def test_a_failing_env_worker_is_replaced_and_the_run_goes_on(tmp_path: Path) -> None:
+    cfg = config_with_env(tmp_path, BREAKING_ENV, "run.stop.env_steps=40000",
+                          "run.stop.time_s=60", "services.env_worker.restart_failed_envs=false")
     result = run_training(cfg, None, False)
     assert result["stop_reason"].startswith("env_steps"), result
     (replaced,) = result["replacements"]
@@ -86,7 +97,8 @@ def test_a_failing_env_worker_is_replaced_and_the_run_goes_on(tmp_path: Path) ->
 
 def test_without_restarts_a_failing_env_ends_the_run_and_its_own_backend(tmp_path: Path) -> None:
     cfg = config_with_env(tmp_path, BREAKING_ENV, "run.stop.time_s=60",
-                          "services.env_worker.max_restarts=0")
+                          "services.env_worker.max_restarts=0",
+                          "services.env_worker.restart_failed_envs=false")
     with pytest.raises(RemoteError,
                        match="env worker EnvWorker#0 failed: RuntimeError: the env broke"):
         run_training(cfg, None, False)
