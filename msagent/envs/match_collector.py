@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from msagent.envs.action_clip import box_bounds, clip_actions
 from msagent.envs.checks import ObsChecker
 from msagent.envs.collector import Acted
 from msagent.envs.multi_agent import MultiAgentEnv, Turn, points
@@ -100,6 +101,7 @@ class MatchCollector:
                  remake: Callable[[], MultiAgentEnv] | None = None) -> None:
         self.act, self.matches, self.length = act, matches, length
         self.checker, self.remake = checker, remake
+        self._bounds = box_bounds(envs[0].action_space)  # Box samples are clipped for the game
         self.env_errors: list[str] = []
         self.slots = [_Slot(env, length) for env in envs]
         self.results: list[EpisodeResult] = []
@@ -154,10 +156,11 @@ class MatchCollector:
             obs, masks, states = groups[ref]
             # plain Python numbers: indexing lists costs a fraction of indexing numpy arrays
             acts = out.actions.tolist() if out.actions.ndim == 1 else out.actions
+            given = acts if self._bounds is None else clip_actions(out.actions, self._bounds)
             logps, values = out.logp.tolist(), out.values.tolist()
             before = _states_before(states, out.state)
             for i, (k, seat) in enumerate(rows):
-                actions[k][seat] = acts[i]
+                actions[k][seat] = given[i]
                 slot = self.slots[k]
                 if out.state is not None:
                     slot.after[seat] = out.state[i]

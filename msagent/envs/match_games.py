@@ -7,6 +7,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from msagent.envs.action_clip import Bounds, box_bounds, clip_actions
 from msagent.envs.match_collector import Group, GroupActFn, stack_states
 from msagent.envs.multi_agent import MultiAgentEnv, Turn, points
 from msagent.vocabulary import PolicyRef
@@ -26,7 +27,7 @@ def play_seating(envs: Sequence[MultiAgentEnv], act: GroupActFn, seats: Sequence
         turn = envs[k].reset(seed=seed + started)
         running[k], started = (turn, points(turn)), started + 1
     while running:
-        actions = _decide(running, act, seats, memory)
+        actions = _decide(running, act, seats, memory, box_bounds(envs[0].action_space))
         for k, chosen in actions.items():
             turn = envs[k].step(chosen)
             totals = running[k][1] + points(turn)
@@ -42,8 +43,8 @@ def play_seating(envs: Sequence[MultiAgentEnv], act: GroupActFn, seats: Sequence
 
 
 def _decide(running: dict[int, tuple[Turn, np.ndarray]], act: GroupActFn,
-            seats: Sequence[PolicyRef], memory: dict[tuple[int, int], np.ndarray]
-            ) -> dict[int, dict[int, int]]:
+            seats: Sequence[PolicyRef], memory: dict[tuple[int, int], np.ndarray],
+            bounds: Bounds | None = None) -> dict[int, dict[int, int]]:
     """Env -> seat -> action for every seat to act, one group per policy; recurrent states
     in ``memory`` move on."""
     where: dict[PolicyRef, list[tuple[int, int]]] = {}
@@ -60,7 +61,8 @@ def _decide(running: dict[int, tuple[Turn, np.ndarray]], act: GroupActFn,
     actions: dict[int, dict[int, int]] = {}
     for ref, cells in where.items():
         out = decided[ref].out
-        for i, ((k, s), a) in enumerate(zip(cells, out.actions)):
+        chosen = clip_actions(out.actions, bounds)  # Box samples, clipped for the game
+        for i, ((k, s), a) in enumerate(zip(cells, chosen)):
             actions.setdefault(k, {})[s] = a.item() if np.ndim(a) == 0 else a
             if out.state is not None:
                 memory[(k, s)] = out.state[i]

@@ -213,3 +213,47 @@ def test_an_env_error_is_raised_without_remake_for_msagent_errors_and_for_a_brok
         for _ in range(MAX_FAILURES_IN_A_ROW):
             fresh.collect()
     assert len(fresh.take_env_errors()) == MAX_FAILURES_IN_A_ROW
+
+
+class Lever:
+    """One seat pushes a lever in [-1, 1] for 3 steps; an action out of bounds is refused, as
+    the Gymnasium adapter refuses one."""
+
+    seats = ("a",)
+    observation_space = gym.spaces.Box(-1, 1, (1,), np.float32)
+    action_space = gym.spaces.Box(-1, 1, (1,), np.float32)
+
+    def __init__(self) -> None:
+        self.given: list[float] = []
+
+    def reset(self, seed=None) -> Turn:
+        return Turn((0,), {0: np.zeros(1, np.float32)}, None, np.zeros(1))
+
+    def step(self, actions) -> Turn:
+        action = actions[0]
+        if not self.action_space.contains(action):
+            raise IllegalActionError(f"{action} is outside the bounds")
+        self.given.append(float(action[0]))
+        done = len(self.given) % 3 == 0
+        return Turn(() if done else (0,), {} if done else {0: np.zeros(1, np.float32)}, None,
+                    np.array([float(action[0])]), terminated=done)
+
+    def close(self) -> None:
+        pass
+
+
+def test_box_samples_are_clipped_for_the_game_and_recorded_as_sampled() -> None:
+    samples = iter([3.0, -0.5, -2.0, 0.25] * 3)
+
+    def act(groups):
+        (ref, (obs, _, _)), = groups.items()
+        sample = np.array([[next(samples)]], np.float32)
+        return {ref: Acted(ActOutput(sample, np.zeros(1, np.float32), np.zeros(1, np.float32)),
+                           ModelKey("main", 1))}
+
+    env = Lever()
+    seat = Match((PolicyRef.player("main"),), 0)
+    (fragment,) = MatchCollector([env], act, lambda k: seat, 4, seed=0).collect()
+    assert env.given == [1.0, -0.5, -1.0, 0.25]  # what the game got: inside its bounds
+    assert fragment.actions[:, 0].tolist() == [3.0, -0.5, -2.0, 0.25]  # the samples' logps
+    assert fragment.rewards.tolist() == [1.0, -0.5, -1.0, 0.25]
