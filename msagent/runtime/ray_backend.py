@@ -22,10 +22,26 @@ REGISTRY_NAME = "msagent.registry"
 """The named actor holding the registry and the topic table."""
 
 
+TOKEN_NOTICE_LOGGER = "ray._private.authentication.authentication_token_setup"
+
+
+class _TokenAuthOnNotice(logging.Filter):
+    """Drops Ray's notice that token authentication is on, which every embedded run printed
+    on the console: it is on, as msagent wants. Its other warnings (token authentication
+    off) still pass."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        """Keep every record but the notice."""
+        return not record.getMessage().startswith("Token authentication is enabled")
+
+
 def _import_ray(embedded: bool) -> Any:
     """Import Ray; an embedded Ray must bind to 127.0.0.1, which Ray reads from the env."""
     if embedded:
         os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
+        notices = logging.getLogger(TOKEN_NOTICE_LOGGER)
+        if not any(isinstance(f, _TokenAuthOnNotice) for f in notices.filters):
+            notices.addFilter(_TokenAuthOnNotice())
     return ray_module()
 
 

@@ -131,3 +131,22 @@ def test_a_follower_answers_from_memory_and_never_goes_back(backend: str) -> Non
         follower.close()
     with pytest.raises(RuntimeError, match="closed"):  # nothing newer can come any more
         follower.wait_newer(timeout_s=1.0)
+
+
+def test_the_embedded_ray_drops_only_its_token_auth_on_notice() -> None:
+    import logging
+
+    from msagent.runtime.ray_backend import TOKEN_NOTICE_LOGGER, _import_ray
+
+    _import_ray(embedded=True)
+    _import_ray(embedded=True)  # one filter, however often Ray is started
+    notices = logging.getLogger(TOKEN_NOTICE_LOGGER)
+    assert len(notices.filters) == 1
+
+    def passes(message: str) -> bool:
+        record = notices.makeRecord(notices.name, logging.WARNING, __file__, 1, message, (),
+                                    None)
+        return notices.filter(record)
+
+    assert not passes("Token authentication is enabled for this Ray cluster. Set ...")
+    assert passes("Token authentication is disabled for this Ray cluster. Anyone with ...")
