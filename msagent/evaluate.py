@@ -130,6 +130,7 @@ def league_state(run_dir: str | Path) -> tuple[int, dict[str, Any]]:
     path = _run_path(run_dir)
     run = RunDir(path)
     _refuse_exact_psro(run)
+    _refuse_single_policy(run)
     steps = run.checkpoint_steps()
     found, skipped = run.checkpoints.latest_with_report(LEAGUE_REQUIRED_KEYS)
     if found is None:
@@ -359,6 +360,19 @@ def _safe_url(url: str) -> str:
     """The url without a password."""
     scheme, sep, rest = url.partition("://")
     return f"{scheme}{sep}{rest.rpartition('@')[2]}" if sep else url
+
+
+def _refuse_single_policy(run: RunDir) -> None:
+    """A clear error for a run whose saved config has no ``[league]``: it has no league."""
+    import tomllib
+
+    try:
+        config = tomllib.loads(run.config_path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return  # no readable config: the checkpoints say what they hold
+    if "league" not in config:
+        raise UserError(f"{run.path} is a single-policy run (its config.toml has no [league] "
+                        "table), so it has no league to show or opponents to play")
 
 
 def _refuse_exact_psro(run: RunDir) -> None:

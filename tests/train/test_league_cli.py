@@ -262,6 +262,10 @@ def test_league_without_a_league_checkpoint_is_refused(tmp_path: Path) -> None:
     result = runner.invoke(app, ["league", str(run.path)])
     assert result.exit_code == USER_ERROR_EXIT, result.output
     assert "no league checkpoint" in result.output and "learners" in result.output
+    run.write_config('[run]\nname = "single"\n')  # as `msagent train` saves it: no [league]
+    result = runner.invoke(app, ["league", str(run.path)])
+    assert result.exit_code == USER_ERROR_EXIT, result.output
+    assert "is a single-policy run (its config.toml has no [league] table)" in result.output
 
 
 def test_evaluate_the_mean_of_the_newest_snapshots(run_dir: Path) -> None:
