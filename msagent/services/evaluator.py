@@ -5,6 +5,7 @@ for the driver (win rates against wall time) and the league (bots join the payof
 from __future__ import annotations
 
 import itertools
+import logging
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -19,6 +20,8 @@ from msagent.services.nash_conv_watch import NashConvWatch
 from msagent.services.snapshot_average import SnapshotAverage
 from msagent.user_scripts import build_policy, game_factory
 from msagent.vocabulary import EpisodeResult, Match, PolicyRef
+
+_log = logging.getLogger("msagent.evaluator")
 
 
 @dataclass
@@ -75,6 +78,7 @@ class Evaluator(Looping):
         self._results: list[EpisodeResult] = []
         self._nash_convs: list[dict[str, Any]] = []
         self._notes: list[str] = []
+        self._env_errors = 0
 
     @register(concurrent=True)
     def drain(self) -> dict[str, Any]:
@@ -103,7 +107,7 @@ class Evaluator(Looping):
         make = game_factory(sc.env_script, sc.env_params)
         games = [make() for _ in range(self.s.num_envs if self.s.opponents else 1)]
         probe = NashConvWatch.for_game(self.s, games[0])
-        collector = self._collector(games, acting, seed) if self.s.opponents else None
+        collector = self._collector(games, acting, seed, make) if self.s.opponents else None
         if collector is None:
             games[0].close()
         while not self._stop.is_set():
@@ -117,16 +121,26 @@ class Evaluator(Looping):
             self._stop.wait(self.s.pause_s)
             acting.refresh()
 
-    def _collector(self, games: list[Any], acting: Acting, seed: int) -> MatchCollector:
-        """The games against the opponents, side by side."""
+    def _collector(self, games: list[Any], acting: Acting, seed: int,
+                   make: Any) -> MatchCollector:
+        """The games against the opponents, side by side (a game whose env raises is dropped
+        and its env rebuilt with ``make``)."""
         matches = evaluation_matches(self.s.player, self.s.opponents, num_sides(games[0]))
-        return MatchCollector(games, acting, lambda k: next(matches), 16, seed)
+        return MatchCollector(games, acting, lambda k: next(matches), 16, seed, remake=make)
 
     def _play(self, collector: MatchCollector) -> None:
-        """One round of 16 steps; keep (and report) the finished games."""
+        """One round of 16 steps; keep (and report) the finished games; note the first env
+        error (the game dropped), log every one."""
         collector.collect()
         results = collector.take_results()
+        errors = collector.take_env_errors()
+        for error in errors:
+            _log.warning("env error: %s (the game is dropped, its env rebuilt)", error)
         with self._lock:
             self._results.extend(results)
+            if errors and not self._env_errors:
+                self._notes.append(f"env error: {errors[0]} (the game is dropped, its env "
+                                   "rebuilt; later ones are only logged)")
+            self._env_errors += len(errors)
         if self.s.report_to_league and self.s.average_snapshots <= 1:
             report_results(results)

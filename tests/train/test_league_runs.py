@@ -225,3 +225,41 @@ def test_a_kuhn_league_trains_until_its_main_agent_s_nash_conv_is_low(
     assert not result["league"]["eval"]  # nothing to play against: no games
     feed = feed_state(run_dir)
     assert feed["nash_conv"]["main"]["nash_conv"] == measures[-1]["nash_conv"]
+
+
+FLAKY_RPS_ENV = RPS_ENV.replace("def make_env():", '''import random
+
+_crashes = random.Random(0)
+
+
+class Flaky(Flatten):
+    """Rock-paper-scissors on a game engine that crashes in one step of 500."""
+
+    def step(self, actions):
+        if _crashes.random() < 0.002:
+            raise ConnectionResetError("the game engine went away")
+        return super().step(actions)
+
+
+def make_env():''').replace("return Flatten(", "return Flaky(")
+ROCK_BOT = '''def act(observation, action_mask):
+    return 0
+'''
+
+
+def test_a_crashing_game_engine_costs_its_games_not_the_workers_or_the_evaluator(
+        inline_only: str, tmp_path: Path) -> None:
+    (tmp_path / "rock.py").write_text(ROCK_BOT)
+    cfg = smallest_league(tmp_path, FLAKY_RPS_ENV, "run.stop.time_s=40",
+                          "services.env_worker.num_envs=8", "services.evaluator.pause_s=0",
+                          f"league.bots.rock={json.dumps(str(tmp_path / 'rock.py'))}")
+    assert "return Flaky(" in (tmp_path / "env.py").read_text()
+    run_dir = RunDir.create(cfg.run.root, cfg.run.name)
+    result = train_until(cfg, run_dir, lambda: False, 60, "the run's end")
+    assert result["stop_reason"].startswith("time_s"), result["stop_reason"]
+    assert result["env_errors"] >= 3 and result["replacements"] == []
+    assert all(result["league"]["players"][p]["version"] > 1 for p in ("main", "main_exploiter"))
+    assert sum(row["games"] for row in result["league"]["eval"]) > 0
+    log = run_dir.log_path.read_text()
+    assert "the game engine went away (the game is dropped, its env rebuilt)" in log
+    assert "msagent.evaluator" in log  # the evaluator's games broke off too, and went on
