@@ -253,15 +253,17 @@ class Driver:
 
     def _env_errors(self, errors: list[str]) -> None:
         """Count and log the games an env error broke off; show the first few."""
-        for error in errors:
-            seen = self.metrics.snapshot()["counters"].get(ENV_ERRORS, 0)
+        if not errors:
+            return
+        before = self.metrics.snapshot()["counters"].get(ENV_ERRORS, 0)
+        for seen, error in enumerate(errors, before):
             log.warning("env error: %s (the game is dropped, its env rebuilt)", error)
             if seen < ENV_ERRORS_SHOWN:
                 more = ("; further ones are counted as env_errors= and logged in train.log"
                         if seen == ENV_ERRORS_SHOWN - 1 else "")
                 print(f"env error: {error} (the game is dropped, its env rebuilt{more})",
                       flush=True)
-            self.metrics.counter(ENV_ERRORS)
+        self.metrics.counter(ENV_ERRORS, len(errors))
 
     def _count(self, name: str, n: int) -> None:
         """Add to an event counter when something happened."""

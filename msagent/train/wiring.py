@@ -126,12 +126,12 @@ def connect_services(cfg: TrainConfig, run: RunInfo) -> Services:
         readers = start(StoreReader, num=cfg.data.readers, resources=_res(sv.env_worker),
                         args=(reader_settings(cfg, table.name, run.generation),)) \
             if "readers" in feeds else None
+        restart = sv.env_worker.restart_failed_envs
         workers = start(EnvWorker, num=sv.env_worker.num, resources=_res(sv.env_worker),
                         args=(WorkerSettings(scripts, sv.env_worker.num_envs,
                                              sv.env_worker.fragment_len, POLICY_ID, table.name,
                                              central, sv.learner.sync, run.generation,
-                                             restart_failed_envs=sv.env_worker
-                                             .restart_failed_envs),)) \
+                                             restart_failed_envs=restart),)) \
             if playing else readers
         buffer = start(ReplayBufferService, resources=_res(sv.buffer), args=([table],))
         model_pool = start(ModelPoolService, resources=_res(sv.model_pool),
