@@ -34,21 +34,27 @@ class Bot:
             self._reset()
 
     def act_batch(self, obs_list: Any, masks: Any) -> np.ndarray:
-        """One action per row: the script's ``act`` on each (observation, mask).
+        """One action per row: the script's ``act`` on each (observation, mask); integers for
+        discrete actions, float32 rows for continuous (Box) ones.
 
         Raises:
             ScriptError: ``act`` raised, or returned something that is not an action.
             IllegalActionError: ``act`` chose an action its row's mask forbids.
         """
-        actions = np.empty(len(obs_list), dtype=np.int64)
-        for i, obs in enumerate(obs_list):
-            mask = None if masks is None else masks[i]
-            actions[i] = self._act_one(obs, mask)
-        return actions
+        actions = [self._act_one(obs, None if masks is None else masks[i])
+                   for i, obs in enumerate(obs_list)]
+        if all(isinstance(a, int) for a in actions):
+            return np.asarray(actions, dtype=np.int64).reshape(len(actions))
+        try:
+            return np.stack([np.asarray(a, dtype=np.float32) for a in actions])
+        except ValueError:
+            shapes = sorted({np.shape(a) for a in actions})
+            raise ScriptError(f"bot {self.name}: act() returned actions of different shapes "
+                              f"{shapes} in one batch") from None
 
     __call__ = act_batch
 
-    def _act_one(self, obs: Any, mask: np.ndarray | None) -> int:
+    def _act_one(self, obs: Any, mask: np.ndarray | None) -> int | np.ndarray:
         """The script's checked action for one observation."""
         try:
             action = self._act(obs, mask)
@@ -56,12 +62,25 @@ class Bot:
             raise ScriptError(f"bot {self.name}: act() raised {type(exc).__name__}: {exc}") \
                 from exc
         if not isinstance(action, (int, np.integer)) or isinstance(action, bool):
-            raise ScriptError(f"bot {self.name}: act() returned {action!r} "
-                              f"({type(action).__name__}); expected an integer action")
+            return self._continuous(action)
         if mask is not None and not (0 <= action < len(mask) and mask[action]):
             raise IllegalActionError(f"bot {self.name} chose action {int(action)}, which is not "
                                      f"legal; legal actions: {np.flatnonzero(mask).tolist()}")
         return int(action)
+
+    def _continuous(self, action: Any) -> np.ndarray:
+        """A continuous (Box) action as float32, if it is finite numbers."""
+        values = None
+        if isinstance(action, (np.ndarray, list, tuple, float, np.floating)):
+            try:
+                values = np.asarray(action)
+            except ValueError:  # ragged
+                pass
+        if values is None or values.dtype.kind not in "fiu" or not np.isfinite(values).all():
+            raise ScriptError(f"bot {self.name}: act() returned {action!r} "
+                              f"({type(action).__name__}); expected an integer action, or "
+                              "finite numbers for a continuous (Box) action space")
+        return values.astype(np.float32)
 
 
 def load_bot(path: str, name: str = "") -> Bot:

@@ -10,9 +10,11 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
+from msagent.envs.action_clip import Bounds, box_bounds, clip_actions
 from msagent.envs.multi_agent import MultiAgentEnv, Turn, points
 from msagent.errors import ConfigError
 
@@ -120,9 +122,9 @@ def play_game(env: MultiAgentEnv, actors: Sequence[SeatActor], seat_actors: Sequ
     for actor in actors:
         getattr(actor, "reset", lambda: None)()
     turn = env.reset(seed=seed)
-    totals, length = points(turn), 0
+    totals, length, bounds = points(turn), 0, box_bounds(env.action_space)
     while not turn.done:
-        turn = env.step(choose(turn, actors, seat_actors))
+        turn = env.step(choose(turn, actors, seat_actors, bounds))
         totals += points(turn)
         length += 1
     returns = [0.0] * len(actors)
@@ -131,16 +133,20 @@ def play_game(env: MultiAgentEnv, actors: Sequence[SeatActor], seat_actors: Sequ
     return GameRecord(tuple(seat_actors), tuple(returns), outcomes(returns), length)
 
 
-def choose(turn: Turn, actors: Sequence[SeatActor], seat_actors: Sequence[int]) -> dict[int, int]:
-    """Seat -> action of every seat to act, one batched call per actor."""
-    actions: dict[int, int] = {}
+def choose(turn: Turn, actors: Sequence[SeatActor], seat_actors: Sequence[int],
+           bounds: Bounds | None = None) -> dict[int, Any]:
+    """Seat -> action of every seat to act, one batched call per actor; continuous (Box)
+    actions are clipped to ``bounds`` for the game, as in training."""
+    actions: dict[int, Any] = {}
     for actor in sorted({seat_actors[s] for s in turn.to_act}):
         seats = [s for s in turn.to_act if seat_actors[s] == actor]
         obs = np.stack([turn.obs[s] for s in seats])
         masks = None if turn.masks is None else np.stack([turn.masks[s] for s in seats])
-        chosen = np.asarray(actors[actor](obs, masks)).reshape(len(seats), -1)
+        chosen = clip_actions(np.asarray(actors[actor](obs, masks)), bounds)
+        if bounds is None:  # discrete: one integer per seat
+            chosen = chosen.reshape(len(seats), -1)
         for seat, action in zip(seats, chosen):
-            actions[seat] = action.item() if action.size == 1 else action
+            actions[seat] = action.item() if bounds is None and action.size == 1 else action
     return actions
 
 

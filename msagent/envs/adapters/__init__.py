@@ -23,18 +23,25 @@ GYM_ATTRIBUTES = ("observation_space", "action_space", "reset", "step")
 """What an object needs to be driven as a Gymnasium env."""
 
 
-def as_multi_agent(obj: Any, *, label: str = "") -> MultiAgentEnv:
+def as_multi_agent(obj: Any, *, label: str = "", seat_spaces: bool = False) -> MultiAgentEnv:
     """The multi-seat game of ``obj``; ``label`` names it in error messages.
 
+    Args:
+        obj: What ``make_env()`` returned.
+        label: Names the game in error messages.
+        seat_spaces: Accept a PettingZoo game whose seats observe different spaces (each in
+            the adapter's ``observation_spaces``): for ``PadObservations``, which makes them one.
+
     Raises:
-        ScriptError: ``obj`` is none of the accepted kinds (naming its type).
+        ScriptError: ``obj`` is none of the accepted kinds (naming its type), or its seats
+            differ in their spaces.
     """
     if isinstance(obj, type) or callable(obj) and not hasattr(obj, "step"):
         raise _not_called(obj, label)
     if isinstance(obj, MultiAgentEnv):
         return obj
     if _comes_from(obj, "pettingzoo"):
-        return _pettingzoo(obj, label)
+        return _pettingzoo(obj, label, seat_spaces)
     if _comes_from(obj, "pyspiel") and _is(obj, "pyspiel", "Game"):
         from msagent.envs.adapters.openspiel import OpenSpielAdapter
 
@@ -46,16 +53,16 @@ def as_multi_agent(obj: Any, *, label: str = "") -> MultiAgentEnv:
     raise _refuse(obj, label)
 
 
-def _pettingzoo(obj: Any, label: str) -> MultiAgentEnv:
+def _pettingzoo(obj: Any, label: str, seat_spaces: bool) -> MultiAgentEnv:
     """The AEC or Parallel adapter of a PettingZoo env."""
     if _is(obj, "pettingzoo.utils.env", "AECEnv"):
         from msagent.envs.adapters.pettingzoo import AECAdapter
 
-        return AECAdapter(obj, label)
+        return AECAdapter(obj, label, seat_spaces)
     if _is(obj, "pettingzoo.utils.env", "ParallelEnv"):
         from msagent.envs.adapters.pettingzoo import ParallelAdapter
 
-        return ParallelAdapter(obj, label)
+        return ParallelAdapter(obj, label, seat_spaces)
     raise _refuse(obj, label)
 
 

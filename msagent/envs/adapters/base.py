@@ -8,9 +8,10 @@ from collections.abc import Iterable, Sequence
 from types import ModuleType
 from typing import Any
 
+import gymnasium as gym
 import numpy as np
 
-from msagent.errors import ConfigError, IllegalActionError
+from msagent.errors import ConfigError, IllegalActionError, ScriptError
 
 INSTALL_HINTS = {"pettingzoo": "pip install 'pettingzoo[classic]'",
                  "pyspiel": "pip install open_spiel"}
@@ -44,6 +45,39 @@ def check_seats(game: str, to_act: Sequence[int], actions: dict[int, Any],
         got = [seats[s] if isinstance(s, int) and 0 <= s < len(seats) else s for s in actions]
         raise IllegalActionError(f"{game}: step needs one action for each seat to act "
                                  f"{expected} (by seat index {list(to_act)}), got {got}")
+
+
+SPACE_FIXES = {
+    "observation": "msagent's policies read one observation space for every seat: wrap the "
+                   "game in msagent.envs.wrappers.PadObservations(env), which pads each seat's "
+                   "observation with zeros to the largest and appends a one-hot of the seat",
+    "action": "msagent's policies act in one action space for every seat (give a seat that "
+              "cannot use some actions an action mask instead)"}
+"""How to fix a game whose seats have different spaces, by kind of space."""
+
+
+def check_same_spaces(game: str, seats: Sequence[str], spaces: Sequence[Any], kind: str) -> None:
+    """Refuse a game whose seats differ in their ``kind`` ("observation" or "action") space;
+    observation Boxes count as the same when shape and dtype agree (their bounds may not).
+
+    Raises:
+        ScriptError: naming the game, each group of seats with its space, and the fix.
+    """
+    groups: dict[int, list[str]] = {}
+    for i, space in enumerate(spaces):
+        first = next((j for j in groups if _same_space(spaces[j], space, kind)), i)
+        groups.setdefault(first, []).append(seats[i])
+    if len(groups) > 1:
+        parts = "; ".join(f"{', '.join(names)}: {spaces[j]}" for j, names in groups.items())
+        raise ScriptError(f"the seats of {game} have different {kind} spaces ({parts}); "
+                          f"{SPACE_FIXES[kind]}")
+
+
+def _same_space(a: Any, b: Any, kind: str) -> bool:
+    """Whether two seats' spaces count as one (see :func:`check_same_spaces`)."""
+    if kind == "observation" and isinstance(a, gym.spaces.Box) and isinstance(b, gym.spaces.Box):
+        return a.shape == b.shape and a.dtype == b.dtype
+    return bool(a == b)
 
 
 def check_action(game: str, seat: str, action: Any, mask: np.ndarray | None,

@@ -13,22 +13,28 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
-from msagent.envs.adapters.base import check_action, check_seats
+from msagent.envs.adapters.base import check_action, check_same_spaces, check_seats
 from msagent.envs.multi_agent import Turn
 
 
 class _PettingZooBase:
     """Seats, spaces and observation splitting shared by both adapters."""
 
-    def __init__(self, env: Any, label: str = "") -> None:
+    def __init__(self, env: Any, label: str = "", seat_spaces: bool = False) -> None:
         self.env = env
         self.seats: tuple[str, ...] = tuple(env.possible_agents)
         self.label = label or _label(env)
         self._index = {agent: i for i, agent in enumerate(self.seats)}
-        space = env.observation_space(self.seats[0])
-        self._dict_obs = isinstance(space, gym.spaces.Dict) and "observation" in space.spaces
-        self.observation_space = space["observation"] if self._dict_obs else space
+        spaces = [env.observation_space(agent) for agent in self.seats]
+        self._dict_obs = isinstance(spaces[0], gym.spaces.Dict) and \
+            "observation" in spaces[0].spaces
+        self.observation_spaces = tuple(s["observation"] if self._dict_obs else s for s in spaces)
+        self.observation_space = self.observation_spaces[0]
         self.action_space = env.action_space(self.seats[0])
+        check_same_spaces(self.label, self.seats,
+                          [env.action_space(agent) for agent in self.seats], "action")
+        if not seat_spaces:  # PadObservations asks for them as they are
+            check_same_spaces(self.label, self.seats, self.observation_spaces, "observation")
         self._to_act: tuple[int, ...] = ()
         self._masks: dict[int, np.ndarray] | None = None
 
@@ -60,8 +66,8 @@ class AECAdapter(_PettingZooBase):
     move gets its -1 in the terminal Turn); dead agents are stepped with None inside.
     """
 
-    def __init__(self, env: Any, label: str = "") -> None:
-        super().__init__(env, label)
+    def __init__(self, env: Any, label: str = "", seat_spaces: bool = False) -> None:
+        super().__init__(env, label, seat_spaces)
         self._core = _state_holder(env)
 
     def reset(self, seed: int | None = None) -> Turn:
