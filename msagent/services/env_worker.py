@@ -31,6 +31,11 @@ class WorkerSettings:
     """League mode: the trainable players, their tables and the bots (None: one policy)."""
     restart_failed_envs: bool = True
     """A game whose env raises is broken off and its env rebuilt (else the worker fails)."""
+    round_fragments: int = 0
+    """Sync: fragments the worker ships before it waits for the next version (its share of the
+    learner's batch: one per env slot and seat the policy plays); 0: any."""
+    max_policy_lag: int = 0
+    """Sync: the learner's allowed lag (fragments older are not counted toward the share)."""
 
 
 @dataclass
@@ -84,6 +89,7 @@ class EnvWorker(Looping):
         self._episodes: list[tuple[float, int]] = []
         self._env_errors: list[str] = []
         self._steps, self._version = 0, 0
+        self._shipped = 0  # sync: fragments the learner will take, shipped since the last wait
         self._first_step: float | None = None
         self.label = f"worker {self.service}#{self.index}"
         self.plan = worker_plan(settings, self.index)
@@ -131,11 +137,23 @@ class EnvWorker(Looping):
             self._env_errors += collector.take_env_errors()
 
     def _next_version(self, fragments: list[Any], collector: MatchCollector) -> None:
-        """Sync: wait for the version after the one that acted, and re-decide with it.
-        Async: pick up whatever is newest, never waiting."""
+        """Sync: once this worker's share of the batch is shipped, wait for the version after
+        the one acting, and re-decide with it. Async: pick up whatever is newest, never
+        waiting.
+
+        A one-seat game's fragments end with each round, so one version acted each. A seat of
+        a multi-seat game may be mid-fragment at a wait: its fragment is labelled with the
+        version it began with, older than the one acting. Only fragments the learner will
+        still take (within ``max_policy_lag``) count toward the share, so a batch's worth of
+        them is always there when every worker waits."""
         if self.s.sync and fragments:
-            acted = min(f.policy.version for f in fragments)
-            if self._acting.wait_for(self.s.policy_id, acted + 1) != acted:
+            acting = self._acting.versions[self.s.policy_id]
+            self._shipped += sum(acting - f.policy.version <= self.s.max_policy_lag
+                                 for f in fragments)
+            if self._shipped < self.s.round_fragments:  # the batch needs more of ours
+                return
+            self._shipped = 0
+            if self._acting.wait_for(self.s.policy_id, acting + 1) != acting:
                 collector.act_again()
         else:
             self._acting.refresh()

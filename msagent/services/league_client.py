@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 
 from msagent.envs.checks import ObsChecker
 from msagent.envs.match_collector import MatchCollector
+from msagent.envs.teams import num_sides
 from msagent.runtime import Solver
 from msagent.services.acting import Acting
 from msagent.user_scripts import build_policy, game_factory
@@ -87,12 +88,12 @@ class OnePolicy:
     """The match source of a single-policy run: ``policy_id`` alone in a one-seat game (or in
     every seat, as plain self-play); nothing to report."""
 
-    def __init__(self, policy_id: str) -> None:
-        self.policy_id = policy_id
+    def __init__(self, policy_id: str, sides: int = 1) -> None:
+        self.policy_id, self.sides = policy_id, sides
 
     def __call__(self, k: int) -> Match:
-        """The one match there is."""
-        return Match((PolicyRef.player(self.policy_id),), 0)
+        """The one match there is: the policy on every side."""
+        return Match((PolicyRef.player(self.policy_id),) * self.sides, 0)
 
     def report(self, results: list[EpisodeResult]) -> None:
         """Nothing to tell: no league."""
@@ -134,7 +135,10 @@ def worker_collector(settings: WorkerSettings, plan: WorkerPlan, acting: Acting,
     make = game_factory(sc.env_script, sc.env_params)
     games = [make() for _ in range(settings.num_envs)]
     checker = ObsChecker(games[0].observation_space, label)
-    return MatchCollector(games, acting, plan.matches, settings.fragment_len, seed, checker,
+    matches = plan.matches
+    if isinstance(matches, OnePolicy):  # the one policy plays every side of the game
+        matches = OnePolicy(matches.policy_id, num_sides(games[0]))
+    return MatchCollector(games, acting, matches, settings.fragment_len, seed, checker,
                           remake=make if settings.restart_failed_envs else None)
 
 

@@ -58,6 +58,9 @@ class LearnerSettings:
     """``ppo``, ``impala`` or ``bc`` (msagent.policy.algorithms.impala.ALGORITHMS)."""
     publish: PublishSettings | None = None
     """Publish the acting policy as ONNX for game clients (rank 0; None: never)."""
+    take_buffered: bool = False
+    """Once a batch is in, also take every fragment already buffered (a sync run of a
+    multi-seat game: its workers may ship more than their share of one version)."""
     initial_weights: dict[str, Any] | None = None
     """Weights to start from instead of a fresh network (checked by the driver; a resume's
     checkpoint wins)."""
@@ -179,6 +182,8 @@ class Learner:
         while not self._stop.is_set():
             pending += self._fresh(self._sample(self._batch - len(pending)))
             if len(pending) >= self._batch:
+                if self.s.take_buffered:
+                    pending += self._fresh(self._buffered())
                 if self.ppo.collective.any(self._stop.is_set()):  # a peer is stopping
                     return
                 with self._lock:
@@ -191,6 +196,17 @@ class Learner:
         try:
             items = Solver().retrieve("ReplayBufferService", "sample", self.s.table,
                                       max(n, 1), SAMPLE_WAIT_S)
+        except RateLimitTimeout:
+            return []
+        return [item.item for item in items]
+
+    def _buffered(self) -> list[Any]:
+        """Every fragment in the table now, never waiting."""
+        size = Solver().retrieve("ReplayBufferService", "stats", self.s.table)["size"]
+        if size == 0:
+            return []
+        try:
+            items = Solver().retrieve("ReplayBufferService", "sample", self.s.table, size, 0.0)
         except RateLimitTimeout:
             return []
         return [item.item for item in items]

@@ -23,6 +23,7 @@ from msagent.services.learner_publish import PublishSettings
 from msagent.services.model_pool import ModelPoolService
 from msagent.services.replay_buffer import ReplayBufferService
 from msagent.services.store_reader import ReaderSettings, StoreReader
+from msagent.user_scripts import game_factory
 
 POLICY_ID = "main"
 
@@ -107,16 +108,21 @@ def connect_services(cfg: TrainConfig, run: RunInfo) -> Services:
         started.append(handle)
         return handle
 
-    feeds = fragments_per_round(cfg)
+    playing = cfg.data.source != "store"
+    seats = game_seats(scripts) if playing else 1
+    feeds = fragments_per_round(cfg, seats)
+    lag = policy_lag(sv.learner.max_policy_lag, sv.learner.sync, seats)
+    share = share_of(sv.env_worker.num_envs, seats)
     try:  # the slowest to build first: Ray starts two processes at a time on two cores
         learner = start(Learner, num=sv.learner.num, resources=_res(sv.learner),
                         args=(LearnerSettings(
             scripts=scripts, ppo=cfg.ppo_config(), table=table.name, policy_id=POLICY_ID,
             batch_fragments=sv.learner.batch_fragments or sum(feeds.values()),
-            max_policy_lag=sv.learner.max_policy_lag, publish_every=sv.learner.publish_every,
+            max_policy_lag=lag,
+            publish_every=sv.learner.publish_every,
+            take_buffered=share > 0 and sv.learner.sync and sv.learner.num == 1,
             dump_model_every=sv.learner.dump_model_every, run_dir=run.run_dir,
             resume_step=run.resume_step, **group_settings(cfg, run)),))
-        playing = cfg.data.source != "store"
         central = sv.inference.mode == "central" and playing
         per_server = -(-sv.env_worker.num // max(sv.inference.num, 1))  # ceil
         inference = start(configured(sv.inference.batch or per_server, sv.inference.max_wait_ms),
@@ -131,7 +137,9 @@ def connect_services(cfg: TrainConfig, run: RunInfo) -> Services:
                         args=(WorkerSettings(scripts, sv.env_worker.num_envs,
                                              sv.env_worker.fragment_len, POLICY_ID, table.name,
                                              central, sv.learner.sync, run.generation,
-                                             restart_failed_envs=restart),)) \
+                                             restart_failed_envs=restart,
+                                             round_fragments=share,
+                                             max_policy_lag=lag),)) \
             if playing else readers
         buffer = start(ReplayBufferService, resources=_res(sv.buffer), args=([table],))
         model_pool = start(ModelPoolService, resources=_res(sv.model_pool),
@@ -146,15 +154,37 @@ def connect_services(cfg: TrainConfig, run: RunInfo) -> Services:
                     fixed_batch=bool(sv.learner.batch_fragments))
 
 
-def fragments_per_round(cfg: TrainConfig) -> dict[str, int]:
-    """Fragments each kind of feeder ships per round (the learner's batch is their sum)."""
+def fragments_per_round(cfg: TrainConfig, seats: int = 1) -> dict[str, int]:
+    """Fragments each kind of feeder ships per round (the learner's batch is their sum): one
+    per env slot and seat (the single policy plays every seat of a game, one stream each)."""
     sv, data = cfg.services, cfg.data
     feeds = {}
     if data.source != "store":
-        feeds["workers"] = sv.env_worker.num * sv.env_worker.num_envs
+        feeds["workers"] = sv.env_worker.num * sv.env_worker.num_envs * seats
     if data.source != "env":
         feeds["readers"] = data.readers * data.streams
     return feeds
+
+
+def game_seats(scripts: PolicyScripts) -> int:
+    """How many seats the user's game has (one throwaway game; 1 for a Gymnasium env)."""
+    game = game_factory(scripts.env_script, scripts.env_params)()
+    try:
+        return len(game.seats)
+    finally:
+        game.close()
+
+
+def policy_lag(configured: int, sync: bool, seats: int) -> int:
+    """The learner's allowed lag: at least 1 for a sync run of a multi-seat game, whose seats'
+    fragments may have begun before the workers' last wait (see EnvWorker._next_version)."""
+    return max(configured, 1) if sync and seats > 1 else configured
+
+
+def share_of(num_envs: int, seats: int) -> int:
+    """A sync worker's share of the batch: what it ships before waiting for a new version (0,
+    any round's fragments, for a one-seat game, whose rounds make one per slot)."""
+    return num_envs * seats if seats > 1 else 0
 
 
 def reader_settings(cfg: TrainConfig, table: str, generation: int) -> ReaderSettings:
