@@ -379,8 +379,11 @@ def _fail_with(exc: Exception, config: Path, run_dir: RunDir | None, verbose: bo
         Console(stderr=True, soft_wrap=True).print(
             Text("".join(traceback.format_exception(exc)), style="dim"))
     where = f" (traceback in {run_dir.log_path})" if run_dir is not None else ""
-    if isinstance(exc, UserError):
-        _fail(f"{exc}{where}", USER_ERROR_EXIT)
+    if isinstance(exc, UserError):  # mid-run (a checkpoint was written): it can go on, fixed
+        later = (f"\nthe run stopped; once that is fixed (--set overrides the config), "
+                 f"continue it from its last checkpoint with:\n  msagent train {config} "
+                 f"--resume {run_dir.path}") if run_dir and run_dir.checkpoint_steps() else ""
+        _fail(f"{exc}{where}{later}", USER_ERROR_EXIT)
     message = f"{type(exc).__name__}: {exc}" if not _is_msagent(exc) else str(exc)
     if isinstance(exc, ServiceDiedError) and run_dir is not None:
         message += (f"\nthe run stopped; continue it from its last checkpoint with:\n"

@@ -190,6 +190,8 @@ class PSROCoordinator:
         self.queue.clear()
         self.in_flight.clear()
         self._queue_missing()
+        if self.state.populations[0] and not self.queue and not self.solved:
+            self._solve()  # every entry was in, but the solve failed (a solver that cannot)
 
     def elapsed(self) -> float:
         """Seconds of PSRO so far, over resumes."""

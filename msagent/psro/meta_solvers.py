@@ -76,13 +76,14 @@ def _require_constant_sum(arr: np.ndarray) -> np.ndarray:
     """Refuse games where maximin is not Nash (more players, or payoffs not constant-sum)."""
     hint = "use 'prd' or 'alpharank' for such games"
     if arr.shape[0] != 2:
-        raise ValueError(f"meta-solver 'nash' needs a two-player game, got {arr.shape[0]} "
-                         f"players; {hint}")
+        raise ConfigError(f"[league.psro] solver = 'nash' needs a two-player game, got "
+                          f"{arr.shape[0]} players; {hint}")
     total = arr[0] + arr[1]
     spread = float(total.max() - total.min())
     if spread > 1e-6 * max(1.0, float(np.abs(arr).max())):
-        raise ValueError(f"meta-solver 'nash' needs a zero-sum (or constant-sum) game, but "
-                         f"payoffs[0] + payoffs[1] varies by {spread:.3g}; {hint}")
+        raise ConfigError(f"[league.psro] solver = 'nash' needs a zero-sum (or constant-sum) "
+                          f"game, but payoffs[0] + payoffs[1] varies by {spread:.3g} across "
+                          f"the entries measured; {hint}")
     return arr
 
 

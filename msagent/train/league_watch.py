@@ -48,8 +48,9 @@ class LeagueWatch:
         """Drain the evaluator; refresh the league's summary every few seconds."""
         if self.services.evaluator is not None:
             for drained in self.services.evaluator.call_each("drain").values():
-                if drained["error"] is not None:
-                    raise drained["error"].rebuild("the evaluator failed")
+                error = drained["error"]
+                if error is not None:  # a user's error (a solver that cannot) speaks for itself
+                    raise error.rebuild("" if error.user else "the evaluator failed")
                 self.board.add(drained["results"])
                 self.nash_convs += drained.get("nash_conv", [])
                 for note in drained.get("notes", []):

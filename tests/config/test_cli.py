@@ -133,3 +133,25 @@ def test_help_shows_each_summary_as_one_paragraph(args: list[str]) -> None:
               else "Create a token for a client and print it")
     assert any(wanted in line for line in lines), result.output  # a docstring's line break
     # inside a summary is not a line break of the help
+
+
+@pytest.mark.parametrize("checkpointed", [True, False])
+def test_a_user_error_mid_run_says_how_to_resume_once_fixed(write_config, monkeypatch, tmp_path,
+                                                            checkpointed: bool) -> None:
+    """A user's error after a checkpoint (a PSRO solver that cannot solve the game) ends with
+    the resume command; one before any checkpoint does not offer it."""
+    from msagent.errors import ConfigError
+
+    def run(cfg: TrainConfig, run_dir: RunDir, plan: Any) -> dict[str, Any]:
+        if checkpointed:
+            run_dir.save_checkpoint(7, {}, {"progress": {}})
+        raise ConfigError("[league.psro] solver = 'nash' needs a zero-sum game")
+
+    monkeypatch.setattr("msagent.cli.run", run)
+    path = write_config(MINIMAL)
+    result = runner.invoke(app, ["train", str(path), "--mode", "local",
+                                 "--set", f"run.root={str(tmp_path / 'runs')!r}"])
+    assert result.exit_code == 2 and "needs a zero-sum game" in result.output
+    (run_dir,) = (tmp_path / "runs").iterdir()
+    hint = f"continue it from its last checkpoint with:\n  msagent train {path} --resume {run_dir}"
+    assert (hint in result.output) == checkpointed, result.output

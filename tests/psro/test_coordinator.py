@@ -148,3 +148,23 @@ def test_per_seat_populations_join_together_and_are_drawn_per_seat():
     c.on_snapshot("br_1", "br_1:2")
     assert sorted(t.seats for t in iter(c.next_task, None)) == [
         ("br_0:1", "br_1:2"), ("br_0:2", "br_1:1"), ("br_0:2", "br_1:2")]
+
+
+def test_a_meta_game_whose_solve_failed_is_solved_on_resume():
+    """'nash' on a game that is not zero-sum fails once every entry is in; a run resumed with
+    another solver solves the same meta-game and goes on (it used to wait for entries)."""
+    c, _ = coordinator()
+    c.on_snapshot("br", "br:1")
+    play_all(c)
+    c.count_episode("br", 10)
+    c.on_snapshot("br", "br:2")
+    with pytest.raises(ValueError, match="zero-sum"):
+        play_all(c, lambda seats: [1.0, 1.0] if "br:2" in seats else [0.0, 0.0])
+    data = json.loads(json.dumps(c.to_json()))
+    assert not data["solved"] and c.state.iteration == 0
+    back, _ = coordinator(solver="prd")
+    back.load_json(data)
+    assert back.solved and back.state.iteration == 1 and not back.queue
+    assert sum(back.distribution().values()) == pytest.approx(1.0)
+    back.count_episode("br", 10)
+    assert back.br_due("br")

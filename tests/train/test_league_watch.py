@@ -144,3 +144,28 @@ def test_a_resumed_run_s_nash_conv_history_goes_on_from_its_checkpoint(tmp_path)
     resumed.restore(progress)
     resumed.poll({})
     assert [m["version"] for m in resumed.result({}, None)["league"]["nash_conv"]] == [1, 5, 9]
+
+
+def test_an_evaluator_error_is_named_as_the_evaluators_unless_it_is_the_users() -> None:
+    """A solver that cannot solve the game is the user's to fix: its message stands alone (and
+    exits 2); anything else failing in the evaluator says where it happened."""
+    import pytest
+
+    from msagent.errors import ConfigError, ErrorInfo, RemoteError
+
+    class Evaluator:
+        def __init__(self, exc: Exception) -> None:
+            self.error = ErrorInfo.of(exc)
+
+        def call_each(self, method: str) -> dict[str, Any]:
+            return {"MetaEvaluator#0": {"error": self.error, "results": []}}
+
+    handle = LeagueHandle(started())
+    for exc, kind, message in [
+            (ConfigError("solver = 'nash' needs a zero-sum game"), ConfigError,
+             "^solver = 'nash' needs a zero-sum game"),
+            (KeyError("entry"), RemoteError, "^the evaluator failed: KeyError: 'entry'")]:
+        view = LeagueWatch(SimpleNamespace(league=handle, evaluator=Evaluator(exc),
+                                           learners={}))
+        with pytest.raises(kind, match=message):
+            view.poll({})
