@@ -35,8 +35,9 @@ from msagent.algorithm_config import PPOConfig
 DEFAULT_TABLE = "fragments"
 """Name of the replay-buffer table :meth:`TrainConfig.table_config` builds by default."""
 
-LEAGUE_MAX_POLICY_LAG = 3
-"""``services.learner.max_policy_lag`` of a league run that does not set it (as the examples)."""
+ASYNC_MAX_POLICY_LAG = 3
+"""``services.learner.max_policy_lag`` of an async run (a league's, or ``sync = false``) that
+does not set it (as the examples)."""
 
 
 class TrainConfig(Section):
@@ -93,15 +94,15 @@ class TrainConfig(Section):
 
     @model_validator(mode="after")
     def _league_learners_async(self) -> TrainConfig:
-        """A league's learners update on their own: ``sync`` defaults to false there, and
-        ``max_policy_lag`` to a few versions (0 would drop nearly every fragment); values the
-        config sets are kept (and a ``sync = true`` is refused with its reason later)."""
+        """A league's learners update on their own: ``sync`` defaults to false there. An
+        async learner's ``max_policy_lag`` defaults to a few versions (0 would drop nearly
+        every fragment); values the config sets are kept (and a league's ``sync = true`` is
+        refused with its reason later)."""
         learner = self.services.learner
-        if self.league is not None:
-            if "sync" not in learner.model_fields_set:
-                learner.sync = False
-            if "max_policy_lag" not in learner.model_fields_set:
-                learner.max_policy_lag = LEAGUE_MAX_POLICY_LAG
+        if self.league is not None and "sync" not in learner.model_fields_set:
+            learner.sync = False
+        if not learner.sync and "max_policy_lag" not in learner.model_fields_set:
+            learner.max_policy_lag = ASYNC_MAX_POLICY_LAG
         return self
 
     def ppo_config(self) -> PPOConfig:
