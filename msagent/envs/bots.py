@@ -44,7 +44,7 @@ class Bot:
         actions = [self._act_one(obs, None if masks is None else masks[i])
                    for i, obs in enumerate(obs_list)]
         if all(isinstance(a, int) for a in actions):
-            return np.asarray(actions, dtype=np.int64).reshape(len(actions))
+            return np.asarray(actions, dtype=np.int64)
         try:
             return np.stack([np.asarray(a, dtype=np.float32) for a in actions])
         except ValueError:
