@@ -13,6 +13,7 @@ from msagent.train.wiring import RunInfo, connect_services, stop_started
 
 AGENT = Path(__file__).resolve().parents[2] / "examples" / "cartpole" / "cartpole_agent.py"
 TICTACTOE = Path(__file__).resolve().parents[2] / "examples" / "tictactoe" / "tictactoe_env.py"
+SIGNAL = Path(__file__).resolve().parents[1] / "envs" / "signal_game.py"
 
 BEACON = '''
 """Three seats act at once for 10 steps; each earns 1 for action 2 (of 3) at each step."""
@@ -99,3 +100,12 @@ def test_a_turn_based_game_keeps_most_fragments(tmp_path: Path) -> None:
     assert result["stop_reason"].startswith("env_steps"), result
     used = result["updates"] * 2 * 4 * 2
     assert result["updates"] >= 20 and result["dropped_fragments"] <= 0.08 * used, result
+
+
+def test_one_policy_learns_to_speak_and_listen_across_padded_seats(tmp_path: Path) -> None:
+    """Seats that observe and act in different spaces (PadSeats): the listener can only find the
+    target (random play: 0.25, no language: 1/3 at best) if the speaker names it, and the
+    speaker's padded fourth word is never chosen (it would be an env error)."""
+    result = run_training(config(tmp_path, SIGNAL, "run.stop.mean_return=0.9"), None, False)
+    assert result["stop_reason"].startswith("mean_return"), result
+    assert result["env_errors"] == 0 and result["dropped_fragments"] == 0, result

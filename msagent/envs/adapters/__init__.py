@@ -29,8 +29,9 @@ def as_multi_agent(obj: Any, *, label: str = "", seat_spaces: bool = False) -> M
     Args:
         obj: What ``make_env()`` returned.
         label: Names the game in error messages.
-        seat_spaces: Accept a PettingZoo game whose seats observe different spaces (each in
-            the adapter's ``observation_spaces``): for ``PadObservations``, which makes them one.
+        seat_spaces: Accept a PettingZoo game whose seats observe or act in different spaces
+            (each in the adapter's ``observation_spaces`` and ``action_spaces``): for
+            ``PadObservations`` and ``PadSeats``, which make them one.
 
     Raises:
         ScriptError: ``obj`` is none of the accepted kinds (naming its type), or its seats

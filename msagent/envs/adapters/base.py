@@ -51,8 +51,10 @@ SPACE_FIXES = {
     "observation": "msagent's policies read one observation space for every seat: wrap the "
                    "game in msagent.envs.wrappers.PadObservations(env), which pads each seat's "
                    "observation with zeros to the largest and appends a one-hot of the seat",
-    "action": "msagent's policies act in one action space for every seat (give a seat that "
-              "cannot use some actions an action mask instead)"}
+    "action": "msagent's policies act in one action space for every seat: wrap the game in "
+              "msagent.envs.wrappers.PadSeats(env), which pads the observations as "
+              "PadObservations does and each seat's actions to the largest space (the extra "
+              "Discrete actions masked off, the extra Box values ignored)"}
 """How to fix a game whose seats have different spaces, by kind of space."""
 
 
@@ -88,7 +90,7 @@ def check_action(game: str, seat: str, action: Any, mask: np.ndarray | None,
         IllegalActionError: naming the game, the seat, the action and the legal actions.
     """
     if mask is not None:
-        index = _as_index(action)
+        index = as_index(action)
         if index is None or not 0 <= index < mask.shape[0] or not mask[index]:
             legal = np.flatnonzero(mask).tolist()
             raise IllegalActionError(f"{game}: seat {seat} chose action {action!r}, which is "
@@ -97,7 +99,7 @@ def check_action(game: str, seat: str, action: Any, mask: np.ndarray | None,
     if space is not None and not _in_space(action, space):
         raise IllegalActionError(f"{game}: seat {seat} chose action {action!r}, which is "
                                  f"outside the action space {space}")
-    return _as_index(action) if _is_discrete(space) else action
+    return as_index(action) if _is_discrete(space) else action
 
 
 def mask_of(legal: Iterable[int], size: int) -> np.ndarray:
@@ -107,7 +109,7 @@ def mask_of(legal: Iterable[int], size: int) -> np.ndarray:
     return mask
 
 
-def _as_index(action: Any) -> int | None:
+def as_index(action: Any) -> int | None:
     """An integer action as a Python int; None when it is not an integer."""
     if isinstance(action, (int, np.integer)) and not isinstance(action, bool):
         return int(action)
@@ -126,7 +128,7 @@ def _is_discrete(space: Any) -> bool:
 def _in_space(action: Any, space: Any) -> bool:
     """Whether ``action`` lies in ``space`` (a fast path for Discrete)."""
     if _is_discrete(space):
-        index = _as_index(action)
+        index = as_index(action)
         return index is not None and space.start <= index < space.start + space.n
     try:
         return bool(space.contains(action))

@@ -30,10 +30,10 @@ class _PettingZooBase:
             "observation" in spaces[0].spaces
         self.observation_spaces = tuple(s["observation"] if self._dict_obs else s for s in spaces)
         self.observation_space = self.observation_spaces[0]
-        self.action_space = env.action_space(self.seats[0])
-        check_same_spaces(self.label, self.seats,
-                          [env.action_space(agent) for agent in self.seats], "action")
-        if not seat_spaces:  # PadObservations asks for them as they are
+        self.action_spaces = tuple(env.action_space(agent) for agent in self.seats)
+        self.action_space = self.action_spaces[0]
+        if not seat_spaces:  # PadObservations and PadSeats ask for them as they are
+            check_same_spaces(self.label, self.seats, self.action_spaces, "action")
             check_same_spaces(self.label, self.seats, self.observation_spaces, "observation")
         self._to_act: tuple[int, ...] = ()
         self._masks: dict[int, np.ndarray] | None = None
@@ -55,7 +55,7 @@ class _PettingZooBase:
         check_seats(self.label, self._to_act, actions, self.seats)
         masks = self._masks
         return {s: check_action(self.label, self.seats[s], actions[s],
-                                None if masks is None else masks[s], self.action_space)
+                                None if masks is None else masks[s], self.action_spaces[s])
                 for s in self._to_act}
 
 
@@ -155,8 +155,20 @@ class ParallelAdapter(_PettingZooBase):
             seat = self._index[agent]
             obs[seat], masks[seat] = self._split(observations[agent], infos.get(agent))
         self._to_act = tuple(self._index[a] for a in live)
-        self._masks = None if any(m is None for m in masks.values()) else masks
+        self._masks = self._every_seats(masks)
         return Turn(self._to_act, obs, self._masks, rewards)
+
+    def _every_seats(self, masks: dict[int, np.ndarray | None]) -> dict[int, np.ndarray] | None:
+        """A mask for every seat once any seat has one (all its Discrete actions for the
+        others), so that no seat's mask is dropped; None when no seat has one."""
+        if all(m is None for m in masks.values()):
+            return None
+        spaces = self.action_spaces
+        if not all(m is not None or isinstance(spaces[s], gym.spaces.Discrete)
+                   for s, m in masks.items()):
+            return None  # a seat without a mask acts in a Box: Turn.masks cannot say so
+        return {s: np.ones(int(spaces[s].n), dtype=bool) if m is None else m
+                for s, m in masks.items()}
 
     def _end_turn(self, observations: dict[str, Any], rewards: np.ndarray,
                   terms: dict[str, bool], truncs: dict[str, bool]) -> Turn:

@@ -12,10 +12,10 @@ from msagent.envs.wrappers.frame_skip import FrameSkip
 from msagent.envs.wrappers.frame_stack import FrameStack
 from msagent.envs.wrappers.image import Grayscale, Resize
 from msagent.envs.wrappers.noop_start import NoopStart
-from msagent.envs.wrappers.pad import PadObservations
+from msagent.envs.wrappers.pad import PadObservations, PadSeats
 from msagent.envs.wrappers.reward import ClipReward, PotentialShaping
 from msagent.envs.wrappers.seat_indicator import SeatIndicator
 
 __all__ = ["ClipReward", "Flatten", "FrameSkip", "FrameStack", "Grayscale", "NoopStart",
-           "ObservationWrapper", "PadObservations", "PotentialShaping", "Resize", "SeatIndicator",
-           "Wrapper"]
+           "ObservationWrapper", "PadObservations", "PadSeats", "PotentialShaping", "Resize",
+           "SeatIndicator", "Wrapper"]
