@@ -138,8 +138,9 @@ def evaluate(
     player: str = typer.Option("main", help="The player of the newest checkpoint to evaluate."),
     opponent: str = typer.Option(
         ..., metavar="BOT_SCRIPT|BOT_NAME|PLAYER|MODEL_KEY",
-        help="A bot script (.py), a bot of [league.bots] (random or bot:random), another "
-             "player of the checkpoint, or a snapshot player:version (Redis model pool only)."),
+        help="A bot script (.py), a bot of [league.bots] (name or bot:name), random (a "
+             "built-in bot playing uniformly random legal actions), another player of the "
+             "checkpoint, or a snapshot player:version (Redis model pool only)."),
     games: int = typer.Option(..., help="Games to play; the player moves one seat each game."),
     seed: int = typer.Option(0, help="Game g is reset with seed + g."),
     sample: bool = typer.Option(False, "--sample",

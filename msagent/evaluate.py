@@ -19,6 +19,7 @@ import numpy as np
 from rich.console import Console
 from rich.table import Table
 
+from msagent.envs.bots import RandomBot
 from msagent.envs.play import SeatActor, WinDrawLoss, play_games, wdl, wilson_interval
 from msagent.errors import MsagentError, UserError
 from msagent.rundir import CONFIG_NAME, Checkpoint, RunDir
@@ -69,7 +70,8 @@ def evaluate_run(run_dir: str | Path, player: str = SINGLE_POLICY, *, opponent: 
         run_dir: A directory ``msagent train`` wrote (``config.toml`` + ``checkpoints/``).
         player: A player of the checkpoint (a one-policy run has the single player ``main``).
         opponent: A bot script path (``.py``), a bot name of the run's ``[league.bots]``
-            (``random`` or ``bot:random``), another player of the checkpoint, or a snapshot
+            (``name`` or ``bot:name``), ``random`` (the built-in random bot, unless the run
+            declares its own), another player of the checkpoint, or a snapshot
             ``player:version`` (only found when the run's model pool is on Redis).
         games: Games to play; the player moves one seat each game.
         seed: Game ``g`` is reset with ``seed + g``; policies sample from it with ``--sample``.
@@ -97,7 +99,6 @@ def evaluate_run(run_dir: str | Path, player: str = SINGLE_POLICY, *, opponent: 
     weights, name = ((_weights(found, player), player) if average == 1
                      else _averaged(path, player, average))
     me = _policy_actor(build(seed), weights, deterministic)
-    label, them = _opponent(opponent, path, cfg, found, build, seed + 1, deterministic)
 
     from msagent.user_scripts import game_factory
 
@@ -109,7 +110,9 @@ def evaluate_run(run_dir: str | Path, player: str = SINGLE_POLICY, *, opponent: 
         return env
 
     probe = make()
+    space = probe.action_space
     probe.close()
+    label, them = _opponent(opponent, path, cfg, found, build, seed + 1, deterministic, space)
     if len(seats) < 2:
         raise UserError(f"cannot evaluate against an opponent: the game of {sc.env} has "
                         f"{len(seats)} seat(s); evaluation needs two or more")
@@ -276,8 +279,9 @@ class PolicyActor:
 
 
 def _opponent(text: str, path: Path, cfg: Any, found: Checkpoint, build: Callable[..., Any],
-              seed: int, deterministic: bool) -> tuple[str, SeatActor]:
-    """The opponent's label and seat actor."""
+              seed: int, deterministic: bool, space: Any) -> tuple[str, SeatActor]:
+    """The opponent's label and seat actor (``space``: the game's actions, for the built-in
+    random bot)."""
     bots = dict(cfg.league.bots) if cfg.league is not None else {}
     players = _players(found)
     if text.endswith(".py") or Path(text).expanduser().is_file():
@@ -290,6 +294,8 @@ def _opponent(text: str, path: Path, cfg: Any, found: Checkpoint, build: Callabl
         return ref.name, _policy_actor(build(seed), _weights(found, ref.name), deterministic)
     if ref.kind in (PLAYER, BOT) and ref.name in bots:
         return f"bot:{ref.name}", _bot(bots[ref.name], ref.name, seed)
+    if ref.kind in (PLAYER, BOT) and ref.name == RandomBot.name:
+        return "bot:random (built in)", RandomBot(space, seed)
     if ref.kind == SNAPSHOT:
         weights = _snapshot_weights(ref, path, cfg, found, _usable(players, bots))
         return str(ref), _policy_actor(build(seed), weights, deterministic)
@@ -312,7 +318,8 @@ def _bot(path: str, name: str, seed: int) -> SeatActor:
 
 def _usable(players: list[str], bots: dict[str, str]) -> str:
     """What ``--opponent`` accepts for this run, in one sentence."""
-    named = ", ".join(f"bot:{b}" for b in bots) or "none declared in [league.bots]"
+    named = ", ".join([f"bot:{b}" for b in bots]
+                      + ([] if RandomBot.name in bots else ["random (built in)"]))
     return (f"use a bot script (.py), a bot ({named}), a player ({', '.join(players)}) or a "
             "snapshot player:version of a run whose model pool is on Redis")
 

@@ -19,6 +19,7 @@ import gymnasium as gym
 import numpy as np
 
 from msagent.envs.adapters import as_multi_agent
+from msagent.envs.bots import random_action
 from msagent.envs.teams import teams_of
 from msagent.envs.checks import ObsChecker
 from msagent.envs.multi_agent import MultiAgentEnv, Turn
@@ -311,9 +312,8 @@ def _reward_problem(turn: Turn, game: MultiAgentEnv, checker: ObsChecker,
 
 def _random_actions(turn: Turn, game: MultiAgentEnv, rng: np.random.Generator) -> dict[int, Any]:
     """A random legal action for every seat to act."""
-    if turn.masks is None:
-        return {s: game.action_space.sample() for s in turn.to_act}
-    return {s: int(rng.choice(np.flatnonzero(turn.masks[s]))) for s in turn.to_act}
+    masks = turn.masks or {}
+    return {s: random_action(game.action_space, masks.get(s), rng) for s in turn.to_act}
 
 
 def _close(env: Any) -> None:

@@ -83,6 +83,41 @@ class Bot:
         return values.astype(np.float32)
 
 
+class RandomBot:
+    """The built-in ``random`` opponent: a uniformly random legal action per row (a Box action
+    as the space samples it), the baseline every game has without a bot script.
+
+    Args:
+        space: The action space the policies act in.
+        seed: Seeds the choices, so that evaluations repeat.
+    """
+
+    name = "random"
+
+    def __init__(self, space: Any, seed: int | None = None) -> None:
+        self.space, self.rng = space, np.random.default_rng(seed)
+        self.space.seed(None if seed is None else int(self.rng.integers(2**31)))
+
+    def reset(self) -> None:
+        """Nothing to forget between games."""
+
+    def __call__(self, obs: Any, masks: Any) -> np.ndarray:
+        """One random legal action per row of ``obs``."""
+        actions = [random_action(self.space, None if masks is None else masks[i], self.rng)
+                   for i in range(len(obs))]
+        if all(isinstance(a, int) for a in actions):
+            return np.asarray(actions, dtype=np.int64)
+        return np.stack([np.asarray(a, dtype=np.float32) for a in actions])
+
+
+def random_action(space: Any, mask: np.ndarray | None, rng: np.random.Generator) -> Any:
+    """A uniformly random legal action (one of the mask's, else the space's sample)."""
+    if mask is not None:
+        return int(rng.choice(np.flatnonzero(mask)))
+    action = space.sample()
+    return int(action) if isinstance(action, (int, np.integer)) else action
+
+
 def load_bot(path: str, name: str = "") -> Bot:
     """The bot a user script defines (``act`` required, ``reset`` optional).
 

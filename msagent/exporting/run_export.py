@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from msagent.envs.bots import random_action
 from msagent.errors import UserError
 from msagent.policy.policy import Policy
 from msagent.exporting.model_store import Manifest, ModelStore, check_game
@@ -70,19 +71,12 @@ def sample_game(env_script: str, env_params: dict[str, Any], turns: int = SAMPLE
                 mask = None if turn.masks is None else turn.masks.get(seat)
                 obs.append(np.asarray(turn.obs[seat]))
                 masks.append(mask)
-                actions[seat] = _random_action(game.action_space, mask, rng)
+                actions[seat] = random_action(game.action_space, mask, rng)
             turn = game.step(actions)
     finally:
         game.close()
     return GameSample(obs_dtype_of(game.observation_space), any(m is not None for m in masks),
                       _feeds(obs, masks))
-
-
-def _random_action(space: Any, mask: np.ndarray | None, rng: np.random.Generator) -> Any:
-    """A uniformly random legal action."""
-    if mask is not None:
-        return int(rng.choice(np.flatnonzero(mask)))
-    return space.sample()
 
 
 def _feeds(obs: list[np.ndarray], masks: list[np.ndarray | None]) -> dict[str, np.ndarray]:

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import gymnasium as gym
 import numpy as np
 import pytest
 from pettingzoo.classic import connect_four_v3, tictactoe_v3
 
 from msagent.envs.adapters import as_multi_agent
-from msagent.envs.bots import load_bot
+from msagent.envs.bots import RandomBot, load_bot
 from msagent.envs.play import play_games, wdl
 from msagent.errors import IllegalActionError, ScriptError
 
@@ -154,3 +155,20 @@ def test_illegal_or_odd_actions_name_the_bot(tmp_path: Path) -> None:
         bot.act_batch([np.zeros(3)], [mask])
     with pytest.raises(ScriptError, match="bot stubborn: act\\(\\) returned 'left'"):
         bot.act_batch([np.zeros(3)], None)
+
+
+def test_the_built_in_random_bot_plays_legal_actions_and_repeats_with_its_seed() -> None:
+    masks = np.array([[False, True, False, True], [True, False, False, False]])
+    bot = RandomBot(gym.spaces.Discrete(4), seed=3)
+    picks = np.stack([bot(np.zeros((2, 5)), masks) for _ in range(50)])
+    assert picks.dtype == np.int64 and set(picks[:, 0]) == {1, 3} and set(picks[:, 1]) == {0}
+    again = RandomBot(gym.spaces.Discrete(4), seed=3)
+    assert (np.stack([again(np.zeros((2, 5)), masks) for _ in range(50)]) == picks).all()
+    assert set(RandomBot(gym.spaces.Discrete(3), seed=0)(np.zeros((60, 1)), None)) == {0, 1, 2}
+
+
+def test_the_built_in_random_bot_samples_box_actions_within_bounds() -> None:
+    space = gym.spaces.Box(np.array([-1.0, 0.0]), np.array([1.0, 5.0]), dtype=np.float32)
+    actions = RandomBot(space, seed=0)(np.zeros((40, 3)), None)
+    assert actions.shape == (40, 2) and actions.dtype == np.float32
+    assert all(space.contains(a) for a in actions) and len(np.unique(actions[:, 1])) == 40

@@ -7,7 +7,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from msagent.config import load_config
+from msagent.config import dump_config, load_config
+from msagent.evaluate import evaluate_run
+from msagent.rundir import RunDir
 from msagent.train import run_training
 from msagent.train.wiring import RunInfo, connect_services, stop_started
 
@@ -96,10 +98,18 @@ def test_a_turn_based_game_keeps_most_fragments(tmp_path: Path) -> None:
     """A seat's fragment spans the workers' waits (its seat acts every other step): it is taken
     one version old, and what a worker ships past its share is taken with the batch (4-5 %
     dropped; 13 % without the latter, 90 % with neither)."""
-    result = run_training(config(tmp_path, TICTACTOE, "run.stop.env_steps=12000"), None, False)
+    cfg = config(tmp_path, TICTACTOE, "run.stop.env_steps=12000")
+    run_dir = RunDir.create(cfg.run.root, cfg.run.name)
+    run_dir.write_config(dump_config(cfg))
+    result = run_training(cfg, run_dir, False)
     assert result["stop_reason"].startswith("env_steps"), result
     used = result["updates"] * 2 * 4 * 2
     assert result["updates"] >= 20 and result["dropped_fragments"] <= 0.08 * used, result
+    # msagent evaluate RUN --opponent random: the built-in bot, with no [league.bots]
+    found = evaluate_run(run_dir.path, opponent="random", games=8, seed=2)
+    assert found.opponent == "bot:random (built in)" and found.result.games == 8
+    assert [s.games for s in found.result.by_seat] == [4, 4]
+    assert evaluate_run(run_dir.path, opponent="random", games=8, seed=2).result == found.result
 
 
 def test_one_policy_learns_to_speak_and_listen_across_padded_seats(tmp_path: Path) -> None:
