@@ -72,6 +72,10 @@ class ReplayBuffer:
         """Change priorities of items still in a table; return how many changed."""
         return self.table(table).update_priorities(keys, priorities)
 
+    def await_room(self, table: str, limit: int, timeout_s: float) -> bool:
+        """Wait until a table holds fewer than ``limit`` items; False on timeout."""
+        return self.table(table).await_room(limit, timeout_s)
+
     def size(self, table: str) -> int:
         """Number of items a table holds now."""
         return self.table(table).size

@@ -140,6 +140,15 @@ class Table:
             for row, p, w in zip(rows, probabilities, weights)
         ]
 
+    def await_room(self, limit: int, timeout_s: float) -> bool:
+        """Wait until the table holds fewer than ``limit`` items: back-pressure for producers
+        that must not outrun the consumer (nothing is reserved). False on timeout."""
+        try:
+            self._limiter.wait("room", 0, lambda: len(self._entries) < limit, timeout_s, "")
+        except RateLimitTimeout:
+            return False
+        return True
+
     def update_priorities(self, keys: Sequence[int], priorities: Sequence[float]) -> int:
         """Change priorities of live keys, e.g. to new TD errors after a learner step.
 

@@ -103,6 +103,7 @@ class TrainConfig(Section):
             learner.sync = False
         if not learner.sync and "max_policy_lag" not in learner.model_fields_set:
             learner.max_policy_lag = ASYNC_MAX_POLICY_LAG
+        learner.check_batch()
         return self
 
     def ppo_config(self) -> PPOConfig:

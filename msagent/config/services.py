@@ -107,6 +107,10 @@ class LearnerSection(_Service):
         batch_fragments: Fragments per update (0: one per env slot that feeds the learner, one
             round of the env workers; in a league, per player). Asynchronous learners only:
             in sync mode an update is exactly one round.
+        queued_batches: Asynchronous learners: env workers wait before shipping to a table
+            that holds this many of its learner's batches, so that acting does not outrun
+            learning and the excess is not dropped as stale (None: ``max(1, max_policy_lag
+            - 1)``; 0: never wait).
     """
 
     sync: bool = True
@@ -116,15 +120,19 @@ class LearnerSection(_Service):
     checkpoint_every_s: float = Field(30.0, ge=0)
     collective_timeout_s: float = Field(120.0, gt=0)
     batch_fragments: int = Field(0, ge=0)
+    queued_batches: int | None = Field(None, ge=0)
 
-    @model_validator(mode="after")
-    def _batch_needs_async(self) -> LearnerSection:
-        """Refuse a batch size in sync mode, where workers wait for the update a round makes."""
+    def check_batch(self) -> None:
+        """Refuse a batch size in sync mode, where workers wait for the update a round makes
+        (checked once a league has made its learners async).
+
+        Raises:
+            ValueError: ``batch_fragments`` is set and ``sync`` is true.
+        """
         if self.sync and self.batch_fragments:
-            raise ValueError(f"batch_fragments = {self.batch_fragments} needs sync = false: a "
-                             "sync learner updates on exactly one round of fragments, and its "
-                             "workers wait for that update")
-        return self
+            raise ValueError(f"services.learner: batch_fragments = {self.batch_fragments} needs "
+                             "sync = false: a sync learner updates on exactly one round of "
+                             "fragments, and its workers wait for that update")
 
 
 class BufferSection(_Service):

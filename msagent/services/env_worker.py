@@ -36,6 +36,9 @@ class WorkerSettings:
     learner's batch: one per env slot and seat the policy plays); 0: any."""
     max_policy_lag: int = 0
     """Sync: the learner's allowed lag (fragments older are not counted toward the share)."""
+    table_room: dict[str, int] = field(default_factory=dict)
+    """Async: table -> fragments it may hold before the worker waits to ship more to it
+    (back-pressure from a learner that cannot keep up); absent or 0: never wait."""
 
 
 @dataclass
@@ -62,6 +65,8 @@ class LeagueSeats:
 
 
 SEED_STRIDE_INSTANCE = 1000
+ROOM_WAIT_S = 0.5
+"""Longest single wait for room in a table (the worker then checks whether it must stop)."""
 SEED_STRIDE_GENERATION = 1_000_000
 
 
@@ -121,12 +126,21 @@ class EnvWorker(Looping):
             while not self._stop.is_set():
                 fragments = collector.collect()
                 for table, shipped in group_by_table(fragments, self.plan.tables).items():
+                    self._await_room(table)
                     Solver().retrieve("ReplayBufferService", "insert", table, shipped)
                 self._account(collector.take_results(), collector)
                 self._next_version(fragments, collector)
         finally:
             for slot in collector.slots:
                 slot.env.close()
+
+    def _await_room(self, table: str) -> None:
+        """Async: wait while the table already holds what its learner will take in the next
+        few updates; what it ships then is not dropped as stale."""
+        limit = self.s.table_room.get(table, 0)
+        while limit and not self._stop.is_set() and not Solver().retrieve(
+                "ReplayBufferService", "await_room", table, limit, ROOM_WAIT_S):
+            pass
 
     def _account(self, results: list[Any], collector: MatchCollector) -> None:
         """Report finished games to the league and count episodes and steps for the driver."""

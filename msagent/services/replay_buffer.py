@@ -41,6 +41,12 @@ class ReplayBufferService:
         return self.buffer.update_priorities(table, keys, priorities)
 
     @register(concurrent=True)
+    def await_room(self, table: str, limit: int, timeout_s: float) -> bool:
+        """Wait until a table holds fewer than ``limit`` items (async env workers' back-pressure);
+        False on timeout."""
+        return self.buffer.await_room(table, limit, timeout_s)
+
+    @register(concurrent=True)
     def stats(self, table: str) -> dict[str, Any]:
         """Counters of one table, as a plain dict."""
         return {"size": self.buffer.size(table), **dataclasses.asdict(self.buffer.stats(table))}

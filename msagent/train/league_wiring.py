@@ -44,9 +44,10 @@ def connect_league(cfg: TrainConfig, run: wiring.RunInfo) -> wiring.Services:
     players = league.player_ids()
     tables = {p: f"{cfg.table_config().name}/{p}" for p in players}
     shares = league.env_shares()
-    batches = player_batches(players, sv.env_worker.num, sv.env_worker.num_envs, shares)
+    seats, exact, per_side = game_facts(scripts)
+    batches = {p: max(1, round(n * per_side)) for p, n in player_batches(
+        players, sv.env_worker.num, sv.env_worker.num_envs, shares).items()}
     per_update = {p: sv.learner.batch_fragments or n for p, n in batches.items()}
-    seats, exact = _game_facts(scripts)
     if league.psro is not None and not league.psro.symmetric and seats != PSRO_SEATS:
         raise ConfigError(f"league.psro.symmetric = false makes one best response per seat of "
                           f"a {PSRO_SEATS}-seat game; this game has {seats} seats: set "
@@ -83,7 +84,10 @@ def connect_league(cfg: TrainConfig, run: wiring.RunInfo) -> wiring.Services:
                                              sv.env_worker.fragment_len, players[0],
                                              cfg.table_config().name, central, False,
                                              run.generation, seats_cfg,
-                                             sv.env_worker.restart_failed_envs),))
+                                             sv.env_worker.restart_failed_envs,
+                                             table_room={tables[p]: wiring.queue_room(
+                                                 sv.learner, per_update[p])
+                                                 for p in players}),))
         buffer = start(ReplayBufferService, resources=wiring._res(sv.buffer),
                        args=([cfg.table_config(t) for t in tables.values()],))
         model_pool = start(ModelPoolService, resources=wiring._res(sv.model_pool),
@@ -176,14 +180,17 @@ def evaluated_player(cfg: TrainConfig) -> str:
     return cfg.services.evaluator.player or cfg.league.player_ids()[0]
 
 
-def _game_facts(scripts: Any) -> tuple[int, bool]:
-    """How many sides a match of the user's game seats (its teams, or its seats), and
-    whether it is a sequential OpenSpiel game (its NashConv can be measured)."""
+def game_facts(scripts: Any) -> tuple[int, bool, float]:
+    """How many sides a match of the user's game seats (its teams, or its seats), whether it
+    is a sequential OpenSpiel game (its NashConv can be measured), and its seats per side (a
+    player's fragments per env slot and round: one per seat of its side, so that a learner
+    does not update several times per round and find the round's later fragments stale)."""
     from msagent.psro.neural import exact_game_in
 
     game = game_factory(scripts.env_script, scripts.env_params)()
     try:
-        return num_sides(game), not isinstance(exact_game_in(game), str)
+        sides = num_sides(game)
+        return sides, not isinstance(exact_game_in(game), str), len(game.seats) / sides
     finally:
         game.close()
 

@@ -113,11 +113,12 @@ def connect_services(cfg: TrainConfig, run: RunInfo) -> Services:
     feeds = fragments_per_round(cfg, seats)
     lag = policy_lag(sv.learner.max_policy_lag, sv.learner.sync, seats)
     share = share_of(sv.env_worker.num_envs, seats)
+    batch = sv.learner.batch_fragments or sum(feeds.values())
     try:  # the slowest to build first: Ray starts two processes at a time on two cores
         learner = start(Learner, num=sv.learner.num, resources=_res(sv.learner),
                         args=(LearnerSettings(
             scripts=scripts, ppo=cfg.ppo_config(), table=table.name, policy_id=POLICY_ID,
-            batch_fragments=sv.learner.batch_fragments or sum(feeds.values()),
+            batch_fragments=batch,
             max_policy_lag=lag,
             publish_every=sv.learner.publish_every,
             take_buffered=share > 0 and sv.learner.sync and sv.learner.num == 1,
@@ -139,7 +140,9 @@ def connect_services(cfg: TrainConfig, run: RunInfo) -> Services:
                                              central, sv.learner.sync, run.generation,
                                              restart_failed_envs=restart,
                                              round_fragments=share,
-                                             max_policy_lag=lag),)) \
+                                             max_policy_lag=lag,
+                                             table_room={table.name: queue_room(sv.learner,
+                                                                                batch)}),)) \
             if playing else readers
         buffer = start(ReplayBufferService, resources=_res(sv.buffer), args=([table],))
         model_pool = start(ModelPoolService, resources=_res(sv.model_pool),
@@ -179,6 +182,17 @@ def policy_lag(configured: int, sync: bool, seats: int) -> int:
     """The learner's allowed lag: at least 1 for a sync run of a multi-seat game, whose seats'
     fragments may have begun before the workers' last wait (see EnvWorker._next_version)."""
     return max(configured, 1) if sync and seats > 1 else configured
+
+
+def queue_room(learner: Any, batch: int) -> int:
+    """Fragments an async learner's table may hold before env workers wait to ship more (0:
+    never wait; sync workers wait for versions instead)."""
+    if learner.sync:
+        return 0
+    batches = learner.queued_batches
+    if batches is None:
+        batches = max(1, learner.max_policy_lag - 1)
+    return batches * batch
 
 
 def share_of(num_envs: int, seats: int) -> int:

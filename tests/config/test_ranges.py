@@ -53,3 +53,11 @@ def test_a_batch_size_is_refused_in_sync_mode(write_config) -> None:
     with pytest.raises(ConfigError) as info:
         load_config(write_config(MINIMAL), ["services.learner.batch_fragments=8"])
     assert "batch_fragments = 8 needs sync = false" in str(info.value)
+
+
+def test_a_leagues_learners_take_a_batch_size_without_saying_sync_false(write_config) -> None:
+    """A league's learners are async by default; the sync check waited for no such default and
+    refused the batch size."""
+    league = MINIMAL + '\n[[league.players]]\nid = "main"\nrole = "main"\n'
+    cfg = load_config(write_config(league), ["services.learner.batch_fragments=48"])
+    assert not cfg.services.learner.sync and cfg.services.learner.batch_fragments == 48

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from msagent.services.league_client import MatchQueue, home_players, swap_seats
-from msagent.train.league_wiring import player_batches
+from msagent.services.inference import PolicyScripts
+from msagent.train.league_wiring import game_facts, player_batches
 from msagent.vocabulary import Match, ModelKey, PolicyRef
 
 MAIN, SNAP = PolicyRef.player("main"), PolicyRef.snapshot(ModelKey("main", 3))
@@ -34,3 +35,39 @@ def test_fixed_seat_draws_are_repeated_without_swapping() -> None:
     fixed = Match((MAIN, SNAP), 0, fixed_seats=True)
     queue = MatchQueue(["main"], lambda player, n: [fixed] * n, prefetch=1, repeat=4)
     assert [queue(0).learner_seat for _ in range(8)] == [0] * 8
+
+
+def test_a_players_batch_counts_every_seat_of_its_side(tmp_path) -> None:
+    """A team of two against one: a player's side has 1.5 seats on average, so its learner's
+    batch is 1.5 fragments per home slot, not one (it updated several times a round, and found
+    the round's later fragments stale)."""
+    script = tmp_path / "trio_env.py"
+    script.write_text(TRIO)
+    sides, exact, per_side = game_facts(PolicyScripts(str(script), str(script), {}, 0))
+    assert (sides, exact, per_side) == (2, False, 1.5)
+
+
+TRIO = '''
+import gymnasium as gym
+import numpy as np
+from pettingzoo.utils.env import ParallelEnv
+
+
+class Trio(ParallelEnv):
+    metadata = {"name": "trio_v0"}
+    possible_agents = ["a", "b", "c"]
+
+    def observation_space(self, agent):
+        return gym.spaces.Box(0, 1, (2,), np.float32)
+
+    def action_space(self, agent):
+        return gym.spaces.Discrete(2)
+
+
+def make_env():
+    from msagent.envs.wrappers import Wrapper
+
+    game = Wrapper(Trio())
+    game.teams = (0, 0, 1)
+    return game
+'''
