@@ -36,6 +36,8 @@ class PadObservations(ObservationWrapper):
     """
 
     seat_independent = False
+    pads_actions = False
+    """Whether the wrapper also makes the seats' action spaces one (PadSeats)."""
 
     def __init__(self, env: Any, seat_one_hot: bool = True) -> None:
         """Work out the padded space from every seat's Box."""
@@ -43,7 +45,7 @@ class PadObservations(ObservationWrapper):
         super().__init__(game)
         self.action_spaces = getattr(game, "action_spaces", None) or \
             (self.action_space,) * len(self.seats)
-        if not isinstance(self, PadSeats):
+        if not self.pads_actions:
             check_same_spaces(self.label, self.seats, self.action_spaces, "action")
         spaces = getattr(game, "observation_spaces", None) or \
             (self.observation_space,) * len(self.seats)
@@ -92,6 +94,8 @@ class PadSeats(PadObservations):
         env: a game whose seats observe Boxes and act in Discrete spaces, or in Box spaces.
         seat_one_hot: append the one-hot of the seat to the observation (as PadObservations).
     """
+
+    pads_actions = True
 
     def __init__(self, env: Any, seat_one_hot: bool = True) -> None:
         """Pad the observations; work out the padded action space."""
