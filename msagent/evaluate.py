@@ -23,7 +23,7 @@ from msagent.envs.bots import RandomBot
 from msagent.envs.play import SeatActor, WinDrawLoss, play_games, wdl, wilson_interval
 from msagent.errors import MsagentError, UserError
 from msagent.rundir import CONFIG_NAME, Checkpoint, RunDir
-from msagent.vocabulary import BOT, PLAYER, SNAPSHOT, PolicyRef
+from msagent.vocabulary import BOT, BUILTIN_RANDOM, PLAYER, SNAPSHOT, PolicyRef
 
 SINGLE_POLICY = "main"
 """The player name of a one-policy (non-league) run's checkpoint."""
@@ -293,6 +293,8 @@ def _opponent(text: str, path: Path, cfg: Any, found: Checkpoint, build: Callabl
     if ref.kind == PLAYER and ref.name in players:
         return ref.name, _policy_actor(build(seed), _weights(found, ref.name), deterministic)
     if ref.kind in (PLAYER, BOT) and ref.name in bots:
+        if bots[ref.name] == BUILTIN_RANDOM:
+            return f"bot:{ref.name}", RandomBot(space, seed)
         return f"bot:{ref.name}", _bot(bots[ref.name], ref.name, seed)
     if ref.kind in (PLAYER, BOT) and ref.name == RandomBot.name:
         return "bot:random (built in)", RandomBot(space, seed)

@@ -76,6 +76,15 @@ def game_factory(env_script: str, env_params: dict[str, Any]) -> Callable[[], An
     return lambda: as_multi_agent(make(), label=env_script)
 
 
+def game_action_space(env_script: str, env_params: dict[str, Any]) -> Any:
+    """The action space of the user's game (one throwaway game), for the built-in random bot."""
+    game = game_factory(env_script, env_params)()
+    try:
+        return game.action_space
+    finally:
+        getattr(game, "close", lambda: None)()
+
+
 def check_env(env: Any, env_script: str) -> Any:
     """Refuse what ``make_env`` returned unless it has what msagent uses of an env.
 

@@ -101,6 +101,10 @@ AgentId = str
 """Name of a seat of a game, e.g. ``"player_0"``; seats are also numbered 0..S-1 in order."""
 
 PLAYER, SNAPSHOT, BOT = "player", "snapshot", "bot"
+
+BUILTIN_RANDOM = "msagent:random"
+"""A ``[league.bots]`` entry that names the built-in random bot (uniformly random legal
+actions; ``msagent.envs.bots.RandomBot``) instead of a bot script."""
 """The kinds of :class:`PolicyRef`."""
 
 

@@ -21,6 +21,7 @@ from msagent.config.general import (LoggingSection, RunSection, ScriptsSection, 
                                     _base_dir, resolve_script)
 from msagent.config.league import LeagueSection
 from msagent.config.psro import is_script_ref
+from msagent.vocabulary import BUILTIN_RANDOM
 from msagent.config.services import (
     BufferSection,
     EnvWorkerSection,
@@ -86,7 +87,8 @@ class TrainConfig(Section):
         """Make bot script paths absolute (against the TOML's folder), insisting they exist."""
         if value is not None:
             base = _base_dir(info.context)
-            value.bots = {name: str(resolve_script(path, base)) for name, path in value.bots.items()}
+            value.bots = {name: path if path == BUILTIN_RANDOM else str(resolve_script(path, base))
+                          for name, path in value.bots.items()}
             if value.psro is not None and is_script_ref(value.psro.solver):
                 path, _, name = value.psro.solver.rpartition(":")
                 value.psro.solver = f"{resolve_script(path, base)}:{name}"

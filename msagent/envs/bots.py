@@ -7,6 +7,7 @@ observations and masks, it returns one action per row, refusing illegal ones.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +15,7 @@ import numpy as np
 
 from msagent.errors import IllegalActionError, ScriptError
 from msagent.user_scripts import load_script
+from msagent.vocabulary import BUILTIN_RANDOM
 
 
 class Bot:
@@ -108,6 +110,29 @@ class RandomBot:
         if all(isinstance(a, int) for a in actions):
             return np.asarray(actions, dtype=np.int64)
         return np.stack([np.asarray(a, dtype=np.float32) for a in actions])
+
+    act_batch = __call__
+
+
+def make_bot(path: str, name: str, space: Callable[[], Any], seed: int | None = None) -> Any:
+    """The bot of a ``[league.bots]`` entry: the built-in random bot (acting in ``space()``,
+    the game's action space, asked only then) or a script's."""
+    if path == BUILTIN_RANDOM:
+        return RandomBot(space(), seed)
+    return load_bot(path, name)
+
+
+def load_bots(paths: dict[str, str], space: Callable[[], Any],
+              seed: int | None = None) -> dict[str, Any]:
+    """Every ``[league.bots]`` entry's bot (``space()`` asked at most once)."""
+    held: list[Any] = []
+
+    def once() -> Any:
+        if not held:
+            held.append(space())
+        return held[0]
+
+    return {name: make_bot(path, name, once, seed) for name, path in paths.items()}
 
 
 def random_action(space: Any, mask: np.ndarray | None, rng: np.random.Generator) -> Any:

@@ -11,10 +11,10 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
-from msagent.envs.bots import load_bot
 from msagent.envs.collector import Acted
 from msagent.envs.match_collector import Group
 from msagent.errors import InstanceDiedError, ServiceNotFoundError
@@ -35,7 +35,7 @@ class Acting:
     Args:
         players: The trainable players whose topics are followed.
         build: Makes a fresh policy of the game's shape (None in central mode).
-        bots: Bot name -> bot script path.
+        bots: Bot name -> bot (``msagent.envs.bots.load_bots``).
         cache_size: Snapshots kept in the local LRU cache.
         central: Ask the inference servers instead of acting locally.
         deterministic: Take the most likely legal action (evaluation) instead of sampling.
@@ -44,11 +44,11 @@ class Acting:
     """
 
     def __init__(self, players: list[str], build: Callable[[], Policy] | None,
-                 bots: dict[str, str], cache_size: int, central: bool,
+                 bots: dict[str, Any], cache_size: int, central: bool,
                  deterministic: bool = False, frozen_greedy: bool = False) -> None:
         self.central, self.deterministic = central, deterministic
         self.frozen_greedy = deterministic or frozen_greedy
-        self.bots = {name: load_bot(path) for name, path in bots.items()}
+        self.bots = dict(bots)
         self.versions = {p: 0 for p in players}
         if central:
             self._subs = {p: subscribe(params_topic(p), values=False) for p in players}

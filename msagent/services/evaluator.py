@@ -9,6 +9,7 @@ import logging
 from dataclasses import dataclass, field
 from typing import Any
 
+from msagent.envs.bots import load_bots
 from msagent.envs.match_collector import MatchCollector
 from msagent.envs.teams import num_sides
 from msagent.runtime import current_instance, register
@@ -18,7 +19,7 @@ from msagent.services.league_client import report_results
 from msagent.services.looping import Looping
 from msagent.services.nash_conv_watch import NashConvWatch
 from msagent.services.snapshot_average import SnapshotAverage
-from msagent.user_scripts import build_policy, game_factory
+from msagent.user_scripts import build_policy, game_action_space, game_factory
 from msagent.vocabulary import EpisodeResult, Match, PolicyRef
 
 _log = logging.getLogger("msagent.evaluator")
@@ -97,7 +98,9 @@ class Evaluator(Looping):
         def build():
             return build_policy(sc.env_script, sc.agent_script, sc.env_params, seed)
 
-        acting = Acting([self.s.player], build, self.s.bots, 4, False,
+        bots = load_bots(self.s.bots, lambda: game_action_space(sc.env_script, sc.env_params),
+                         seed)
+        acting = Acting([self.s.player], build, bots, 4, False,
                         deterministic=self.s.deterministic)
         acting.stop = self._stop
         if self.s.average_snapshots > 1:

@@ -8,12 +8,13 @@ from dataclasses import dataclass
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from msagent.envs.bots import load_bots
 from msagent.envs.checks import ObsChecker
 from msagent.envs.match_collector import MatchCollector
 from msagent.envs.teams import num_sides
 from msagent.runtime import Solver
 from msagent.services.acting import Acting
-from msagent.user_scripts import build_policy, game_factory
+from msagent.user_scripts import build_policy, game_action_space, game_factory
 from msagent.vocabulary import EpisodeResult, Fragment, Match, PolicyRef
 
 if TYPE_CHECKING:
@@ -122,7 +123,8 @@ def worker_acting(settings: WorkerSettings, plan: WorkerPlan, seed: int) -> Acti
     sc, league = settings.scripts, settings.league
     build = None if settings.central else (
         lambda: build_policy(sc.env_script, sc.agent_script, sc.env_params, seed))
-    bots = dict(league.bots) if league else {}
+    bots = load_bots(dict(league.bots) if league else {},
+                     lambda: game_action_space(sc.env_script, sc.env_params), seed)
     cache = league.cache_size if league else 1
     return Acting(list(plan.tables), build, bots, cache, settings.central,
                   frozen_greedy=bool(league and league.frozen_greedy))

@@ -61,3 +61,11 @@ def test_a_leagues_learners_take_a_batch_size_without_saying_sync_false(write_co
     league = MINIMAL + '\n[[league.players]]\nid = "main"\nrole = "main"\n'
     cfg = load_config(write_config(league), ["services.learner.batch_fragments=48"])
     assert not cfg.services.learner.sync and cfg.services.learner.batch_fragments == 48
+
+
+def test_the_built_in_random_bot_is_no_script_path(write_config) -> None:
+    league = MINIMAL + ('\n[[league.players]]\nid = "main"\nrole = "main"\n'
+                        '[league.bots]\nrandom = "msagent:random"\n')
+    assert load_config(write_config(league)).league.bots == {"random": "msagent:random"}
+    with pytest.raises(ConfigError, match="script file not found"):
+        load_config(write_config(league.replace("msagent:random", "msagent_random.py")))

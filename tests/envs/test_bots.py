@@ -10,9 +10,10 @@ import pytest
 from pettingzoo.classic import connect_four_v3, tictactoe_v3
 
 from msagent.envs.adapters import as_multi_agent
-from msagent.envs.bots import RandomBot, load_bot
+from msagent.envs.bots import RandomBot, load_bot, load_bots
 from msagent.envs.play import play_games, wdl
 from msagent.errors import IllegalActionError, ScriptError
+from msagent.vocabulary import BUILTIN_RANDOM
 
 ROOT = Path(__file__).resolve().parents[2] / "examples"
 C4 = ROOT / "connect4" / "bots"
@@ -172,3 +173,18 @@ def test_the_built_in_random_bot_samples_box_actions_within_bounds() -> None:
     actions = RandomBot(space, seed=0)(np.zeros((40, 3)), None)
     assert actions.shape == (40, 2) and actions.dtype == np.float32
     assert all(space.contains(a) for a in actions) and len(np.unique(actions[:, 1])) == 40
+
+
+def test_league_bots_build_the_built_in_random_bot_asking_the_game_once(tmp_path: Path) -> None:
+    asked: list[int] = []
+
+    def space() -> gym.Space:
+        asked.append(1)
+        return gym.spaces.Discrete(3)
+
+    bots = load_bots({"r1": BUILTIN_RANDOM, "r2": BUILTIN_RANDOM,
+                      "look": str(TTT / "lookahead_bot.py")}, space, seed=0)
+    assert isinstance(bots["r1"], RandomBot) and isinstance(bots["r2"], RandomBot)
+    assert bots["look"].name == "look" and asked == [1]  # a script bot keeps its entry name
+    assert set(bots["r1"].act_batch(np.zeros((30, 2)), None)) == {0, 1, 2}
+    assert load_bots({"look": str(TTT / "lookahead_bot.py")}, space) and asked == [1]

@@ -38,7 +38,9 @@ def test_a_seeded_league_grows_and_its_main_agent_beats_the_random_bot(
                         "league.roles.main.snapshot_every_updates=5",
                         "league.roles.main_exploiter.snapshot_every_updates=5",
                         "league.roles.league_exploiter.snapshot_every_updates=5",
-                        'services.evaluator.opponents=["bot:random"]')
+                        'services.evaluator.opponents=["bot:random"]',
+                        'league.bots.random="msagent:random"')  # the built-in, not the script
+    assert cfg.league.bots["random"] == "msagent:random"
     run_dir = RunDir.create(cfg.run.root, cfg.run.name)
     # trains until the feed shows what is asserted below, with a margin (at most 180 s)
     result = train_until(cfg, run_dir, lambda: _beats_random(run_dir), 180,
