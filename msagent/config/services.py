@@ -123,16 +123,19 @@ class LearnerSection(_Service):
     queued_batches: int | None = Field(None, ge=0)
 
     def check_batch(self) -> None:
-        """Refuse a batch size in sync mode, where workers wait for the update a round makes
-        (checked once a league has made its learners async).
+        """Refuse a batch size or a queue in sync mode, where workers wait for the update a
+        round makes (checked once a league has made its learners async).
 
         Raises:
-            ValueError: ``batch_fragments`` is set and ``sync`` is true.
+            ValueError: ``batch_fragments`` or ``queued_batches`` is set and ``sync`` is true.
         """
         if self.sync and self.batch_fragments:
             raise ValueError(f"services.learner: batch_fragments = {self.batch_fragments} needs "
                              "sync = false: a sync learner updates on exactly one round of "
                              "fragments, and its workers wait for that update")
+        if self.sync and self.queued_batches is not None:
+            raise ValueError(f"services.learner: queued_batches = {self.queued_batches} needs "
+                             "sync = false: sync workers wait for every new version instead")
 
 
 class BufferSection(_Service):

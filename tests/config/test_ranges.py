@@ -53,6 +53,8 @@ def test_a_batch_size_is_refused_in_sync_mode(write_config) -> None:
     with pytest.raises(ConfigError) as info:
         load_config(write_config(MINIMAL), ["services.learner.batch_fragments=8"])
     assert "batch_fragments = 8 needs sync = false" in str(info.value)
+    with pytest.raises(ConfigError, match="queued_batches = 2 needs sync = false"):
+        load_config(write_config(MINIMAL), ["services.learner.queued_batches=2"])
 
 
 def test_a_leagues_learners_take_a_batch_size_without_saying_sync_false(write_config) -> None:
