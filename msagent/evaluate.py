@@ -288,14 +288,12 @@ def _opponent(text: str, path: Path, cfg: Any, found: Checkpoint, build: Callabl
         script = Path(text).expanduser()
         if not script.is_file():
             raise UserError(f"bot script {text} does not exist")
-        return text, _bot(str(script), "", seed)
+        return text, _bot(str(script), "", seed, space)
     ref = PolicyRef.parse(text)
     if ref.kind == PLAYER and ref.name in players:
         return ref.name, _policy_actor(build(seed), _weights(found, ref.name), deterministic)
     if ref.kind in (PLAYER, BOT) and ref.name in bots:
-        if bots[ref.name] == BUILTIN_RANDOM:
-            return f"bot:{ref.name}", RandomBot(space, seed)
-        return f"bot:{ref.name}", _bot(bots[ref.name], ref.name, seed)
+        return f"bot:{ref.name}", _bot(bots[ref.name], ref.name, seed, space)
     if ref.kind in (PLAYER, BOT) and ref.name == RandomBot.name:
         return "bot:random (built in)", RandomBot(space, seed)
     if ref.kind == SNAPSHOT:
@@ -306,12 +304,15 @@ def _opponent(text: str, path: Path, cfg: Any, found: Checkpoint, build: Callabl
                     + _usable(players, bots))
 
 
-def _bot(path: str, name: str, seed: int) -> SeatActor:
-    """The bot of a script; one whose script defines ``seed(n)`` is seeded, so runs repeat."""
-    from msagent.envs.bots import load_bot
+def _bot(path: str, name: str, seed: int, space: Any) -> SeatActor:
+    """The bot of a ``[league.bots]`` entry or a script (the built-in random bot acting in
+    ``space``); a script that defines ``seed(n)`` is seeded, so runs repeat."""
+    from msagent.envs.bots import make_bot
     from msagent.user_scripts import load_script
 
-    bot = load_bot(path, name)
+    bot = make_bot(path, name, lambda: space, seed)
+    if path == BUILTIN_RANDOM:
+        return bot
     seeder = getattr(load_script(path), "seed", None)
     if callable(seeder):
         seeder(seed)

@@ -43,16 +43,8 @@ class Bot:
             ScriptError: ``act`` raised, or returned something that is not an action.
             IllegalActionError: ``act`` chose an action its row's mask forbids.
         """
-        actions = [self._act_one(obs, None if masks is None else masks[i])
-                   for i, obs in enumerate(obs_list)]
-        if all(isinstance(a, int) for a in actions):
-            return np.asarray(actions, dtype=np.int64)
-        try:
-            return np.stack([np.asarray(a, dtype=np.float32) for a in actions])
-        except ValueError:
-            shapes = sorted({np.shape(a) for a in actions})
-            raise ScriptError(f"bot {self.name}: act() returned actions of different shapes "
-                              f"{shapes} in one batch") from None
+        return action_batch([self._act_one(obs, None if masks is None else masks[i])
+                             for i, obs in enumerate(obs_list)], self.name)
 
     __call__ = act_batch
 
@@ -105,11 +97,8 @@ class RandomBot:
 
     def __call__(self, obs: Any, masks: Any) -> np.ndarray:
         """One random legal action per row of ``obs``."""
-        actions = [random_action(self.space, None if masks is None else masks[i], self.rng)
-                   for i in range(len(obs))]
-        if all(isinstance(a, int) for a in actions):
-            return np.asarray(actions, dtype=np.int64)
-        return np.stack([np.asarray(a, dtype=np.float32) for a in actions])
+        return action_batch([random_action(self.space, None if masks is None else masks[i],
+                                           self.rng) for i in range(len(obs))], self.name)
 
     act_batch = __call__
 
@@ -133,6 +122,22 @@ def load_bots(paths: dict[str, str], space: Callable[[], Any],
         return held[0]
 
     return {name: make_bot(path, name, once, seed) for name, path in paths.items()}
+
+
+def action_batch(actions: list[Any], bot: str) -> np.ndarray:
+    """A bot's actions as one batch: int64 for discrete actions, float32 rows for Box ones.
+
+    Raises:
+        ScriptError: the rows have different shapes (naming the bot).
+    """
+    if all(isinstance(a, int) for a in actions):
+        return np.asarray(actions, dtype=np.int64)
+    try:
+        return np.stack([np.asarray(a, dtype=np.float32) for a in actions])
+    except ValueError:
+        shapes = sorted({np.shape(a) for a in actions})
+        raise ScriptError(f"bot {bot}: act() returned actions of different shapes {shapes} "
+                          "in one batch") from None
 
 
 def random_action(space: Any, mask: np.ndarray | None, rng: np.random.Generator) -> Any:
