@@ -281,16 +281,19 @@ def _obs_problem(turn: Turn, game: MultiAgentEnv, checker: ObsChecker, step: int
 
 
 def _mask_problem(turn: Turn, game: MultiAgentEnv, checker: ObsChecker, step: int) -> str | None:
-    """Masks are bool arrays of the action count with a legal action each."""
+    """Masks are bool arrays of the action count with a legal action each (for multi-discrete
+    actions, each component's choices side by side, with a legal choice each)."""
     if turn.masks is None:
         return None
-    size = getattr(game.action_space, "n", None)
+    nvec = getattr(game.action_space, "nvec", None)
+    parts = None if nvec is None else np.cumsum(nvec)[:-1]
+    size = getattr(game.action_space, "n", None) if nvec is None else int(np.sum(nvec))
     for seat, mask in turn.masks.items():
         mask = np.asarray(mask)
         if mask.dtype != bool or mask.ndim != 1 or (size is not None and mask.shape[0] != size):
             return (f"seat {game.seats[seat]}: mask should be a bool [{size}] array, got "
                     f"shape {mask.shape} dtype {mask.dtype}")
-        if not mask.any():
+        if not all(part.any() for part in ([mask] if parts is None else np.split(mask, parts))):
             return f"seat {game.seats[seat]} is to act but its mask allows no action"
     return None
 

@@ -1,14 +1,16 @@
 """Acting with a published ONNX policy in a game client: onnxruntime and numpy, no torch.
 
-The graph (see ``msagent.exporting.onnx_export``) gives ``logits`` (Discrete) or ``mean`` and
-``log_std`` (Box), and ``value``; this module samples actions from them and computes the same
-log-probabilities the PyTorch policy does, so uploaded episodes carry the behaviour policy's
-log-probs.
+The graph (see ``msagent.exporting.onnx_export``) gives ``logits`` (Discrete; for MultiDiscrete
+each component's side by side, as the graph's ``msagent.action_nvec`` metadata says) or
+``mean`` and ``log_std`` (Box), and ``value``; this module samples actions from them and
+computes the same log-probabilities the PyTorch policy does, so uploaded episodes carry the
+behaviour policy's log-probs.
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
 import math
 import os
 from pathlib import Path
@@ -17,6 +19,8 @@ from typing import Any
 import numpy as np
 import onnxruntime
 
+NVEC_KEY = "msagent.action_nvec"
+"""The graph's metadata entry of a multi-discrete policy (as ``onnx_export`` writes it)."""
 MASKED_LOGIT = -1e9
 """Logit of an illegal action (as in ``msagent.policy.operators``)."""
 _LOG_2PI = math.log(2.0 * math.pi)
@@ -34,7 +38,8 @@ class OnnxPolicy:
         obs_shape: Shape of one observation.
         obs_dtype: ``float32`` or ``uint8``: what the graph takes.
         masked: Whether the graph takes an ``action_mask``.
-        continuous: Box actions (else Discrete).
+        continuous: Box actions (else Discrete or MultiDiscrete).
+        nvec: The choices of each component of MultiDiscrete actions (None otherwise).
     """
 
     def __init__(self, path_or_bytes: str | os.PathLike[str] | bytes,
@@ -51,6 +56,8 @@ class OnnxPolicy:
         self._mask_width = int(inputs["action_mask"].shape[1]) if self.masked else 0
         self.output_names = [o.name for o in self.session.get_outputs()]
         self.continuous = "mean" in self.output_names
+        nvec = self.session.get_modelmeta().custom_metadata_map.get(NVEC_KEY)
+        self.nvec = tuple(int(n) for n in json.loads(nvec)) if nvec else None
 
     def act(self, obs: np.ndarray, action_mask: np.ndarray | None = None, greedy: bool = False,
             rng: np.random.Generator | int | None = None) -> tuple[np.ndarray, np.ndarray]:
@@ -58,7 +65,8 @@ class OnnxPolicy:
 
         Args:
             obs: ``[*obs_shape]`` or ``[N, *obs_shape]``.
-            action_mask: ``[n]`` or ``[N, n]`` booleans, true where legal (Discrete only).
+            action_mask: ``[n]`` or ``[N, n]`` booleans, true where legal (Discrete only; for
+                MultiDiscrete the components' masks side by side, ``n = sum(nvec)``).
             greedy: The most likely action (Discrete) or the mean (Box) instead of sampling.
             rng: A numpy generator or a seed for sampling.
 
@@ -73,7 +81,9 @@ class OnnxPolicy:
         if self.continuous:
             actions, logp = _act_gaussian(out["mean"], out["log_std"], greedy, rng)
         else:
-            actions, logp = _act_categorical(_apply_mask(out["logits"], mask), greedy, rng)
+            logits = _apply_mask(out["logits"], mask)
+            actions, logp = (_act_categorical(logits, greedy, rng) if self.nvec is None
+                             else _act_multi(logits, self.nvec, greedy, rng))
         return (actions[0], logp[0]) if single else (actions, logp)
 
     def value(self, obs: np.ndarray) -> np.ndarray:
@@ -93,6 +103,10 @@ class OnnxPolicy:
             mean = out["mean"]
             return _gaussian_log_prob(mean, out["log_std"], np.reshape(actions, mean.shape))
         logits = _apply_mask(out["logits"], mask)
+        if self.nvec is not None:
+            actions = np.reshape(actions, (len(logits), len(self.nvec)))
+            return sum(_categorical_log_prob(part, actions[:, i])
+                       for i, part in enumerate(_split(logits, self.nvec)))
         return _categorical_log_prob(logits, np.reshape(actions, len(logits)))
 
     def outputs(self, obs: np.ndarray, action_mask: np.ndarray | None = None) -> dict[str, Any]:
@@ -169,6 +183,19 @@ def _act_categorical(logits: np.ndarray, greedy: bool,
     scores = logits if greedy else logits + rng.gumbel(size=logits.shape)
     actions = np.argmax(scores, axis=-1).astype(np.int64)
     return actions, _categorical_log_prob(logits, actions)
+
+
+def _split(logits: np.ndarray, nvec: tuple[int, ...]) -> list[np.ndarray]:
+    """Each component's logits of a multi-discrete policy."""
+    return np.split(logits, np.cumsum(nvec)[:-1], axis=-1)
+
+
+def _act_multi(logits: np.ndarray, nvec: tuple[int, ...], greedy: bool,
+               rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    """One categorical choice per component, ``[N, K]``, and the summed log-probs."""
+    picked = [_act_categorical(part, greedy, rng) for part in _split(logits, nvec)]
+    return (np.stack([a for a, _ in picked], axis=-1),
+            np.sum([lp for _, lp in picked], axis=0).astype(np.float32))
 
 
 def _gaussian_log_prob(mean: np.ndarray, log_std: np.ndarray,

@@ -49,6 +49,9 @@ def play_episode(env: Any, policy: Any, rng: np.random.Generator, seed: int | No
 
 
 def _env_action(policy: Any, action: Any) -> Any:
-    """What the env is given: a discrete action as an int; a Box action clipped to its bounds
-    (the raw sample is what is uploaded, with its log-probability)."""
-    return policy.clip(action) if policy.continuous else int(action)
+    """What the env is given: a discrete action as an int, a multi-discrete one as its int64
+    row; a Box action clipped to its bounds (the raw sample is what is uploaded, with its
+    log-probability)."""
+    if policy.continuous:
+        return policy.clip(action)
+    return action if getattr(policy, "nvec", None) else int(action)

@@ -125,15 +125,18 @@ def load_bots(paths: dict[str, str], space: Callable[[], Any],
 
 
 def action_batch(actions: list[Any], bot: str) -> np.ndarray:
-    """A bot's actions as one batch: int64 for discrete actions, float32 rows for Box ones.
+    """A bot's actions as one batch: int64 for discrete actions (int64 rows for multi-discrete
+    ones), float32 rows for Box ones.
 
     Raises:
         ScriptError: the rows have different shapes (naming the bot).
     """
     if all(isinstance(a, int) for a in actions):
         return np.asarray(actions, dtype=np.int64)
-    try:
-        return np.stack([np.asarray(a, dtype=np.float32) for a in actions])
+    rows = [np.asarray(a) for a in actions]
+    dtype = np.int64 if all(r.dtype.kind in "iu" for r in rows) else np.float32
+    try:  # integer rows: multi-discrete actions (a Bot's Box rows are float32 already)
+        return np.stack([r.astype(dtype, copy=False) for r in rows])
     except ValueError:
         shapes = sorted({np.shape(a) for a in actions})
         raise ScriptError(f"bot {bot}: act() returned actions of different shapes {shapes} "
@@ -141,7 +144,13 @@ def action_batch(actions: list[Any], bot: str) -> np.ndarray:
 
 
 def random_action(space: Any, mask: np.ndarray | None, rng: np.random.Generator) -> Any:
-    """A uniformly random legal action (one of the mask's, else the space's sample)."""
+    """A uniformly random legal action (one of the mask's, else the space's sample; for a
+    multi-discrete space one of each component's, its mask's slice side by side)."""
+    nvec = getattr(space, "nvec", None)
+    if mask is not None and nvec is not None:
+        starts = np.concatenate([[0], np.cumsum(nvec)]).astype(int)
+        return np.array([rng.choice(np.flatnonzero(mask[a:b])) for a, b in
+                         zip(starts[:-1], starts[1:], strict=True)], np.int64) + space.start
     if mask is not None:
         return int(rng.choice(np.flatnonzero(mask)))
     action = space.sample()

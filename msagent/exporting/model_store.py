@@ -74,7 +74,9 @@ class Manifest(BaseModel):
         format: Always ``"onnx"``.
         inputs: The graph's inputs (``obs``, and ``action_mask`` when the policy uses masks).
         outputs: The graph's outputs (``logits``, ``value``; or ``mean``, ``log_std``, ``value``).
-        action: ``{"n": int}`` (Discrete) or ``{"shape": [d], "low": [...], "high": [...]}``.
+        action: ``{"n": int}`` (Discrete), ``{"nvec": [int, ...]}`` (MultiDiscrete: the
+            ``logits`` are each component's side by side) or ``{"shape": [d], "low": [...],
+            "high": [...]}`` (Box).
         source: Where the weights came from (run dir, policy id, parameter version, ...).
     """
 
@@ -95,9 +97,11 @@ class Manifest(BaseModel):
     @field_validator("action")
     @classmethod
     def _one_action_space(cls, value: dict[str, Any]) -> dict[str, Any]:
-        """Exactly one of ``n`` (Discrete) and ``shape`` (Box), so clients know which to act."""
-        if ("n" in value) == ("shape" in value):
-            raise ValueError('action must hold exactly one of "n" (Discrete) and "shape" (Box)')
+        """Exactly one of ``n`` (Discrete), ``nvec`` (MultiDiscrete) and ``shape`` (Box), so
+        clients know how to act."""
+        if sum(key in value for key in ("n", "nvec", "shape")) != 1:
+            raise ValueError('action must hold exactly one of "n" (Discrete), "nvec" '
+                             '(MultiDiscrete) and "shape" (Box)')
         return value
 
     def to_json(self) -> bytes:

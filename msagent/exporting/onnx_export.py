@@ -30,6 +30,10 @@ from msagent.policy.policy import Policy
 from msagent.exporting.model_store import Manifest, ModelStore
 
 OPSET = 15
+
+NVEC_KEY = "msagent.action_nvec"
+"""The graph's metadata entry (a JSON list) that tells clients a multi-discrete policy's
+``logits`` are its components' side by side, ``nvec[i]`` each."""
 """The ONNX opset of exported graphs (at most what common game-engine runtimes read)."""
 BATCH = "batch"
 ObsDtype = Literal["float32", "uint8"]
@@ -101,8 +105,11 @@ def output_specs(policy: Policy) -> list[dict[str, Any]]:
 
 
 def action_info(policy: Policy) -> dict[str, Any]:
-    """``{"n": n}`` or ``{"shape": [d], "low": [...], "high": [...]}`` for the manifest."""
+    """``{"n": n}``, ``{"nvec": [n0, n1, ...]}`` or ``{"shape": [d], "low": [...], "high":
+    [...]}`` for the manifest."""
     spec = policy.action_spec
+    if spec.nvec is not None:
+        return {"nvec": list(spec.nvec)}
     if not spec.continuous:
         return {"n": spec.size}
     bounds = {} if spec.low is None else {"low": list(spec.low), "high": list(spec.high)}
@@ -120,10 +127,19 @@ def example_inputs(policy: Policy, masked: bool, obs_dtype: ObsDtype, batch: int
     else:
         feeds = {"obs": (2.0 * rng.standard_normal(shape)).astype(np.float32)}
     if masked:
-        mask = rng.random((batch, policy.action_spec.size)) < 0.5
-        mask[np.arange(batch), rng.integers(0, mask.shape[1], batch)] = True
-        feeds["action_mask"] = mask
+        feeds["action_mask"] = random_masks(rng, batch, policy.action_spec.nvec
+                                            or (policy.action_spec.size,))
     return feeds
+
+
+def random_masks(rng: np.random.Generator, batch: int, nvec: tuple[int, ...]) -> np.ndarray:
+    """``[batch, sum(nvec)]`` random masks with at least one legal choice per component."""
+    parts = []
+    for n in nvec:
+        mask = rng.random((batch, n)) < 0.5
+        mask[np.arange(batch), rng.integers(0, n, batch)] = True
+        parts.append(mask)
+    return np.concatenate(parts, axis=1)
 
 
 def export_onnx(policy: Policy, masked: bool | None = None,
@@ -150,7 +166,20 @@ def export_onnx(policy: Policy, masked: bool | None = None,
         torch.onnx.export(graph, tuple(torch.from_numpy(v) for v in inputs.values()), buffer,
                           dynamo=False, opset_version=OPSET, input_names=list(inputs),
                           output_names=names, dynamic_axes=axes)
-    return buffer.getvalue()
+    nvec = policy.action_spec.nvec
+    return buffer.getvalue() if nvec is None else _with_metadata(buffer.getvalue(), nvec)
+
+
+def _with_metadata(onnx_bytes: bytes, nvec: tuple[int, ...]) -> bytes:
+    """The graph with :data:`NVEC_KEY` in its metadata, so that a client without the
+    manifest still splits the logits right."""
+    import json
+
+    import onnx
+
+    model = onnx.load_from_string(onnx_bytes)
+    onnx.helper.set_model_props(model, {NVEC_KEY: json.dumps(list(nvec))})
+    return model.SerializeToString()
 
 
 def torch_outputs(policy: Policy, feeds: dict[str, np.ndarray]) -> dict[str, np.ndarray]:

@@ -237,6 +237,30 @@ def categorical_sample(logits: Tensor, generator: torch.Generator | None = None)
     return torch.argmax(logits - noise, dim=-1)
 
 
+def multi_categorical_log_prob(logits: Tensor, actions: Tensor, nvec: tuple[int, ...]) -> Tensor:
+    """Log-probability of multi-discrete ``actions`` ``[N, K]``: the sum over the K independent
+    categoricals whose logits lie side by side in ``logits`` ``[N, sum(nvec)]``."""
+    parts = torch.split(logits, nvec, dim=-1)
+    return sum(categorical_log_prob(p, actions[..., i]) for i, p in enumerate(parts))
+
+
+def multi_categorical_entropy(logits: Tensor, nvec: tuple[int, ...]) -> Tensor:
+    """Entropy of K independent categoricals (the sum of theirs), per row."""
+    return sum(categorical_entropy(p) for p in torch.split(logits, nvec, dim=-1))
+
+
+def multi_categorical_sample(logits: Tensor, nvec: tuple[int, ...],
+                             generator: torch.Generator | None = None) -> Tensor:
+    """One choice per component, ``[N, K]``, each drawn as :func:`categorical_sample` does."""
+    parts = torch.split(logits, nvec, dim=-1)
+    return torch.stack([categorical_sample(p, generator) for p in parts], dim=-1)
+
+
+def multi_categorical_mode(logits: Tensor, nvec: tuple[int, ...]) -> Tensor:
+    """The most likely choice of each component, ``[N, K]``."""
+    return torch.stack([p.argmax(-1) for p in torch.split(logits, nvec, dim=-1)], dim=-1)
+
+
 # --------------------------------------------------------------------------------------------
 # Diagonal Gaussian distribution
 # --------------------------------------------------------------------------------------------

@@ -57,7 +57,8 @@ class Policy:
 
         Args:
             obs_shape: shape of one observation, or a gymnasium ``Box`` observation space.
-            action_spec: an ``ActionSpec`` or a gymnasium ``Discrete``/``Box`` action space.
+            action_spec: an ``ActionSpec`` or a gymnasium ``Discrete``, ``MultiDiscrete`` or
+                ``Box`` action space.
             network: network sizes (default ``NetworkConfig()``: 64x64 tanh).
             seed: seed of initial weights and of sampling (``None``: nondeterministic).
             symmetries: transformations under which the game is unchanged; the learner trains
@@ -86,6 +87,8 @@ class Policy:
             self.model = kind(self.obs_shape, action_spec.size, action_spec.continuous,
                               self.network)
         self._fused = FusedInference(self.model)
+        if symmetries and action_spec.multi:
+            raise ConfigError("symmetries are not supported with multi-discrete actions")
         self.symmetries = checked_symmetries(symmetries, self.raw_obs_shape, action_spec.size,
                                              action_spec.continuous, self.recurrent)
 
@@ -117,7 +120,9 @@ class Policy:
 
         Args:
             obs: observations ``[N, *obs_shape]``.
-            action_mask: ``[N, A]`` booleans, true where an action is legal (discrete only).
+            action_mask: ``[N, A]`` booleans, true where an action is legal (discrete only;
+                for multi-discrete actions the components' masks side by side, ``A =
+                sum(nvec)``).
             deterministic: take the most likely action (or the mean) instead of sampling.
             values: False skips the critic (values come back as zeros): for seats whose
                 experience is not trained on, such as frozen opponents.
@@ -160,8 +165,8 @@ class Policy:
     def action_probs(self, obs: np.ndarray, action_mask: np.ndarray | None = None) -> np.ndarray:
         """``[N, A]`` probabilities of each discrete action (zero where masked): the policy as a
         table, e.g. to measure its exploitability exactly."""
-        if self.action_spec.continuous or self.recurrent:
-            raise ValueError("action_probs needs a feed-forward policy over discrete actions "
+        if self.action_spec.continuous or self.action_spec.multi or self.recurrent:
+            raise ValueError("action_probs needs a feed-forward policy over Discrete actions "
                              "(a recurrent policy's probabilities depend on its history)")
         with torch.inference_mode():
             logits = self.model.actor(self._obs_tensor(obs))
@@ -187,6 +192,11 @@ class Policy:
         """Pick discrete actions from (masked) logits and return them with their log-probs."""
         if mask is not None:
             logits = ops.masked_logits(logits, torch.from_numpy(np.asarray(mask, dtype=bool)))
+        nvec = self.action_spec.nvec
+        if nvec is not None:
+            actions = (ops.multi_categorical_mode(logits, nvec) if deterministic
+                       else ops.multi_categorical_sample(logits, nvec, self._gen))
+            return actions, ops.multi_categorical_log_prob(logits, actions, nvec)
         if deterministic:
             actions = logits.argmax(-1)
         else:
@@ -257,6 +267,10 @@ class Policy:
             logp = ops.gaussian_log_prob(out, log_std, actions)
             return logp, ops.gaussian_entropy(log_std), values
         logits = ops.masked_logits(out, None if mask is None else torch.as_tensor(mask))
+        nvec = self.action_spec.nvec
+        if nvec is not None:
+            return (ops.multi_categorical_log_prob(logits, actions, nvec),
+                    ops.multi_categorical_entropy(logits, nvec), values)
         return ops.categorical_log_prob(logits, actions), ops.categorical_entropy(logits), values
 
     def _replay(self, obs, actions, mask, state, resets) -> tuple[Tensor, Tensor, Tensor, Any]:

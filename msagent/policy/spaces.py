@@ -17,19 +17,23 @@ from msagent.errors import ScriptError
 
 @dataclass(frozen=True)
 class ActionSpec:
-    """What actions look like: ``size`` choices (discrete) or a ``size``-d box (continuous).
+    """What actions look like: ``size`` choices (discrete), a ``size``-d box (continuous), or
+    several independent choices at once (multi-discrete, ``nvec``: one per component).
 
     Attributes:
-        size: number of discrete actions, or dimension of continuous actions.
+        size: number of discrete actions, or dimension of continuous actions; for
+            multi-discrete actions the sum of ``nvec`` (the width of the logits and masks).
         continuous: whether actions are real vectors.
         low: lower bounds of continuous actions (per dimension), or ``None``.
         high: upper bounds of continuous actions (per dimension), or ``None``.
+        nvec: choices of each component of a multi-discrete action, or ``None``.
     """
 
     size: int
     continuous: bool = False
     low: tuple[float, ...] | None = None
     high: tuple[float, ...] | None = None
+    nvec: tuple[int, ...] | None = None
 
     @classmethod
     def discrete(cls, n: int) -> ActionSpec:
@@ -44,24 +48,50 @@ class ActionSpec:
         return cls(int(dim), True, tuple(map(float, lo)), tuple(map(float, hi)))
 
     @classmethod
+    def multi_discrete(cls, nvec: Sequence[int]) -> ActionSpec:
+        """Spec for one independent choice among ``nvec[i]`` per component ``i``."""
+        nvec = tuple(int(n) for n in nvec)
+        if not nvec or min(nvec) < 1:
+            raise ScriptError(f"a multi-discrete action needs at least one component and at "
+                              f"least one choice per component, not nvec={list(nvec)}")
+        return cls(size=sum(nvec), nvec=nvec)
+
+    @property
+    def multi(self) -> bool:
+        """Whether actions are multi-discrete (an integer per component)."""
+        return self.nvec is not None
+
+    @classmethod
     def from_space(cls, space: Any) -> ActionSpec:
-        """Translate a gymnasium ``Discrete`` or 1-d ``Box`` space (duck-typed, no import).
+        """Translate a gymnasium ``Discrete``, 1-d ``MultiDiscrete`` (or ``MultiBinary``: n
+        choices of 2) or 1-d ``Box`` space (duck-typed, no import).
 
         Raises:
-            ScriptError: any other space (MultiDiscrete, 2-d Box, Dict...), or a Discrete
-                space not starting at 0.
+            ScriptError: any other space (2-d MultiDiscrete or Box, Dict...), or a Discrete or
+                MultiDiscrete space not starting at 0.
         """
         shape = getattr(space, "shape", None)
         if hasattr(space, "n") and shape == ():
-            if int(getattr(space, "start", 0)) != 0:
-                raise ScriptError(f"unsupported action space {space!r}: a Discrete action space "
-                                  "must start at 0 (msagent policies choose actions 0..n-1)")
+            _starts_at_zero(space, "Discrete")
             return cls.discrete(int(space.n))
+        if hasattr(space, "nvec") and shape is not None and len(shape) == 1:
+            _starts_at_zero(space, "MultiDiscrete")
+            return cls.multi_discrete(space.nvec)
+        if type(space).__name__ == "MultiBinary" and shape is not None and len(shape) == 1:
+            return cls.multi_discrete((2,) * shape[0])  # n yes/no choices
         if hasattr(space, "low") and shape is not None and len(shape) == 1:
             return cls.box(shape[0], space.low, space.high)
         raise ScriptError(f"unsupported action space {space!r}: msagent policies act in a "
-                          "Discrete(n) space starting at 0 or a 1-d Box space; wrap the env "
-                          "(in make_env) so that its action_space is one of these")
+                          "Discrete(n) space, a 1-d MultiDiscrete space (both starting at 0), a "
+                          "1-d MultiBinary space or a 1-d Box space; wrap the env (in make_env) "
+                          "so that its action_space is one of these")
+
+
+def _starts_at_zero(space: Any, kind: str) -> None:
+    """Refuse an integer action space whose choices do not start at 0."""
+    if np.any(np.asarray(getattr(space, "start", 0)) != 0):
+        raise ScriptError(f"unsupported action space {space!r}: a {kind} action space must "
+                          "start at 0 (msagent policies choose actions 0..n-1)")
 
 
 _WRAP = ("msagent.envs.wrappers.Flatten(env) in make_env (any game; "

@@ -79,16 +79,36 @@ def make_case(name: str) -> Case:
         network = NetworkConfig(cnn_features=64, shared=True)
         policy = Policy(space, ActionSpec.discrete(18), network, seed=7)
         return Case(policy, False, "uint8", example_inputs(policy, False, "uint8", 16, 9))
+    if name == "multi_discrete":
+        policy = Policy((8,), ActionSpec.multi_discrete((3, 2, 4)), NetworkConfig(), seed=8)
+        return Case(policy, True, "float32", example_inputs(policy, True, "float32", 64, 9))
     if name == "tictactoe_cnn":
         return tictactoe_case()
     raise KeyError(name)
 
 
 CASES = ("cartpole", "pendulum", "masked_mlp", "flat_planes", "cnn_atari", "shared_cnn",
-         "tictactoe_cnn")
+         "multi_discrete", "tictactoe_cnn")
 """MLP (CartPole), Box actions (Pendulum), masked MLP, flattened planes, an 84x84x4 uint8
-CNN, a shared-torso 42x42x4 uint8 CNN, and the tic-tac-toe example's small-grid CNN on real
-boards."""
+CNN, a shared-torso 42x42x4 uint8 CNN, masked MultiDiscrete([3, 2, 4]) actions, and the
+tic-tac-toe example's small-grid CNN on real boards."""
+
+
+def greedy(logits: np.ndarray, nvec: tuple[int, ...] | None) -> np.ndarray:
+    """The most likely action of each row (of each component for multi-discrete logits)."""
+    if nvec is None:
+        return logits.argmax(-1)
+    parts = np.split(logits, np.cumsum(nvec)[:-1], axis=-1)
+    return np.stack([p.argmax(-1) for p in parts], axis=-1)
+
+
+def legal(mask: np.ndarray, actions: np.ndarray, nvec: tuple[int, ...] | None) -> bool:
+    """Whether every row's action (every component's choice) is allowed by its mask."""
+    rows = np.arange(len(actions))
+    if nvec is None:
+        return bool(mask[rows, actions].all())
+    starts = np.concatenate([[0], np.cumsum(nvec)[:-1]])
+    return bool(mask[rows[:, None], starts + actions].all())
 
 
 def torch_logp(policy: Policy, obs: np.ndarray, actions: np.ndarray,

@@ -11,12 +11,13 @@ import pytest
 
 from msagent.client.onnx_policy import OnnxPolicy
 from msagent.exporting.onnx_export import export_onnx, manifest_info
-from tests.exporting.helpers import Case, make_case, torch_logp
+from tests.exporting.helpers import Case, greedy, legal, make_case, torch_logp
 
 ATOL = 1e-5
 
 
-@pytest.fixture(scope="module", params=["cartpole", "masked_mlp", "pendulum", "tictactoe_cnn"])
+@pytest.fixture(scope="module", params=["cartpole", "masked_mlp", "pendulum", "multi_discrete",
+                                        "tictactoe_cnn"])
 def client(request: pytest.FixtureRequest) -> tuple[Case, OnnxPolicy]:
     """A policy of each head and its exported graph loaded by the client."""
     found = make_case(request.param)
@@ -42,7 +43,7 @@ def test_sampled_log_probs_equal_the_pytorch_policy(client: tuple[Case, OnnxPoli
     np.testing.assert_allclose(logp, torch_logp(found.policy, obs, actions, mask), atol=ATOL)
     np.testing.assert_allclose(policy.log_prob(obs, actions, mask), logp, atol=1e-6)
     if mask is not None:
-        assert mask[np.arange(len(actions)), actions].all(), "an illegal action was sampled"
+        assert legal(mask, actions, policy.nvec), "an illegal action was sampled"
 
 
 def test_greedy_actions_are_the_argmax_and_the_policy_s(client: tuple[Case, OnnxPolicy]) -> None:
@@ -56,7 +57,7 @@ def test_greedy_actions_are_the_argmax_and_the_policy_s(client: tuple[Case, Onnx
         np.testing.assert_allclose(actions, acted.actions, atol=ATOL)
     else:
         logits = out["logits"] if mask is None else np.where(mask, out["logits"], -1e9)
-        np.testing.assert_array_equal(actions, logits.argmax(-1))
+        np.testing.assert_array_equal(actions, greedy(logits, policy.nvec))
         np.testing.assert_array_equal(actions, acted.actions)
     np.testing.assert_allclose(logp, acted.logp, atol=ATOL)
 
@@ -116,3 +117,14 @@ def test_a_file_path_and_a_wrong_checksum(tmp_path) -> None:
     assert policy.obs_shape == (4,) and not policy.masked and not policy.continuous
     with pytest.raises(ValueError, match="sha256"):
         OnnxPolicy(onnx_bytes, {"sha256": "0" * 64})
+
+
+def test_a_multi_discrete_graph_tells_the_client_its_components_without_a_manifest() -> None:
+    found = make_case("multi_discrete")
+    onnx_bytes = export_onnx(found.policy, found.masked, found.obs_dtype)
+    policy = OnnxPolicy(onnx_bytes)  # no manifest: the graph's metadata says (3, 2, 4)
+    assert policy.nvec == (3, 2, 4)
+    actions, logp = policy.act(found.feeds["obs"], found.feeds["action_mask"], rng=3)
+    assert actions.shape == (64, 3) and actions.dtype == np.int64
+    assert all(((0 <= actions[:, i]) & (actions[:, i] < n)).all() for i, n in enumerate((3, 2, 4)))
+    assert OnnxPolicy(export_onnx(make_case("masked_mlp").policy, True)).nvec is None

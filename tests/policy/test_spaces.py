@@ -71,8 +71,8 @@ def test_a_plain_shape_of_unsupported_rank_is_refused_too() -> None:
 
 
 @pytest.mark.parametrize("space", [
-    gym.spaces.MultiDiscrete([3, 3]),
-    gym.spaces.MultiBinary(4),
+    gym.spaces.MultiDiscrete([[3, 3], [2, 2]]),
+    gym.spaces.MultiBinary([2, 2]),
     gym.spaces.Box(-1.0, 1.0, (2, 2), np.float32),
     gym.spaces.Dict({"a": TWO}),
 ])
@@ -80,9 +80,9 @@ def test_unsupported_action_spaces_name_the_space_and_what_works(space: gym.Spac
     with pytest.raises(ScriptError) as info:
         Policy(BOX4, space)
     assert str(info.value) == (
-        f"unsupported action space {space!r}: msagent policies act in a Discrete(n) space "
-        "starting at 0 or a 1-d Box space; wrap the env (in make_env) so that its "
-        "action_space is one of these")
+        f"unsupported action space {space!r}: msagent policies act in a Discrete(n) space, a "
+        "1-d MultiDiscrete space (both starting at 0), a 1-d MultiBinary space or a 1-d Box "
+        "space; wrap the env (in make_env) so that its action_space is one of these")
 
 
 def test_supported_action_spaces_still_translate() -> None:

@@ -84,11 +84,15 @@ def _same_space(a: Any, b: Any, kind: str) -> bool:
 
 def check_action(game: str, seat: str, action: Any, mask: np.ndarray | None,
                  space: Any = None) -> Any:
-    """The action as the game expects it (an int for discrete actions), if it is legal.
+    """The action as the game expects it (an int for discrete actions, an int64 row for
+    multi-discrete ones), if it is legal.
 
     Raises:
         IllegalActionError: naming the game, the seat, the action and the legal actions.
     """
+    nvec = multi_nvec(space)
+    if nvec is not None:
+        return _checked_row(game, seat, action, mask, space, nvec)
     if mask is not None:
         index = as_index(action)
         if index is None or not 0 <= index < mask.shape[0] or not mask[index]:
@@ -115,6 +119,47 @@ def as_index(action: Any) -> int | None:
         return int(action)
     if isinstance(action, np.ndarray) and action.shape == () and action.dtype.kind in "iu":
         return int(action)
+    return None
+
+
+def full_mask(space: Any) -> np.ndarray | None:
+    """An all-legal mask of a Discrete (``[n]``) or MultiDiscrete (``[sum(nvec)]``) space;
+    None for other spaces (a Box has no mask)."""
+    if _is_discrete(space):
+        return np.ones(int(space.n), dtype=bool)
+    nvec = multi_nvec(space)
+    return None if nvec is None else np.ones(int(np.sum(nvec)), dtype=bool)
+
+
+def _checked_row(game: str, seat: str, action: Any, mask: np.ndarray | None, space: Any,
+                 nvec: np.ndarray) -> np.ndarray:
+    """A multi-discrete action as an int64 row (whole floats accepted, as a bot script's list
+    arrives), in the space and, with a mask (each component's side by side), legal."""
+    row = np.asarray(action)
+    if row.dtype.kind == "f" and row.shape == space.shape and np.all(np.mod(row, 1) == 0):
+        row = row.astype(np.int64)
+    if not _in_space(row, space) or row.dtype.kind not in "iu":
+        raise IllegalActionError(f"{game}: seat {seat} chose action {action!r}, which is "
+                                 f"outside the action space {space}")
+    if mask is not None:
+        starts = np.concatenate([[0], np.cumsum(nvec)[:-1]])
+        offset = getattr(space, "start", 0)
+        if mask.shape != (int(np.sum(nvec)),) or not mask[starts + row - offset].all():
+            raise IllegalActionError(f"{game}: seat {seat} chose action {row.tolist()}, which "
+                                     f"is not legal under the mask {mask.astype(int).tolist()} "
+                                     f"(each component's choices side by side, {space})")
+    return row.astype(np.int64, copy=False)
+
+
+def multi_nvec(space: Any) -> np.ndarray | None:
+    """The choices per component of a 1-d MultiDiscrete (``nvec``) or MultiBinary (all 2)
+    space; None for any other space."""
+    import gymnasium as gym
+
+    if isinstance(space, gym.spaces.MultiDiscrete) and len(space.shape) == 1:
+        return np.asarray(space.nvec)
+    if isinstance(space, gym.spaces.MultiBinary) and len(space.shape) == 1:
+        return np.full(space.shape, 2)
     return None
 
 

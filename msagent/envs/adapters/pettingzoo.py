@@ -13,7 +13,7 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
-from msagent.envs.adapters.base import check_action, check_same_spaces, check_seats
+from msagent.envs.adapters.base import check_action, check_same_spaces, check_seats, full_mask
 from msagent.envs.multi_agent import Turn
 
 
@@ -159,16 +159,14 @@ class ParallelAdapter(_PettingZooBase):
         return Turn(self._to_act, obs, self._masks, rewards)
 
     def _every_seats(self, masks: dict[int, np.ndarray | None]) -> dict[int, np.ndarray] | None:
-        """A mask for every seat once any seat has one (all its Discrete actions for the
-        others), so that no seat's mask is dropped; None when no seat has one."""
+        """A mask for every seat once any seat has one (all its Discrete or MultiDiscrete
+        choices for the others), so that no seat's mask is dropped; None when no seat has one."""
         if all(m is None for m in masks.values()):
             return None
-        spaces = self.action_spaces
-        if not all(m is not None or isinstance(spaces[s], gym.spaces.Discrete)
-                   for s, m in masks.items()):
+        full = {s: full_mask(self.action_spaces[s]) for s, m in masks.items() if m is None}
+        if any(m is None for m in full.values()):
             return None  # a seat without a mask acts in a Box: Turn.masks cannot say so
-        return {s: np.ones(int(spaces[s].n), dtype=bool) if m is None else m
-                for s, m in masks.items()}
+        return {s: full[s] if m is None else m for s, m in masks.items()}
 
     def _end_turn(self, observations: dict[str, Any], rewards: np.ndarray,
                   terms: dict[str, bool], truncs: dict[str, bool]) -> Turn:

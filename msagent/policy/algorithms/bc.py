@@ -81,6 +81,10 @@ class BehaviourCloning(PPO):
         if actions.is_floating_point():
             return torch.tensor(float("nan"))
         mask = batch.get(Columns.ACTION_MASK)
-        probs = self.policy.action_probs(batch[Columns.OBS].numpy(),
-                                         None if mask is None else mask.numpy())
+        mask = None if mask is None else mask.numpy()
+        if self.policy.action_spec.multi:  # a step matches when every component does
+            best = self.policy.act(batch[Columns.OBS].numpy(), mask, deterministic=True,
+                                   values=False).actions
+            return (torch.from_numpy(best) == actions).all(-1).float().mean()
+        probs = self.policy.action_probs(batch[Columns.OBS].numpy(), mask)
         return (torch.from_numpy(probs.argmax(-1)) == actions).float().mean()
