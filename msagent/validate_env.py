@@ -150,6 +150,9 @@ def _adapt(make: Any, env_script: str, report: Report) -> MultiAgentEnv | None:
     except MsagentError as exc:
         report.add("recognised env", str(exc))
         return None
+    except Exception as exc:  # the env's own code failed while being adapted
+        report.add("recognised env", f"adapting the env raised {type(exc).__name__}: {exc}")
+        return None
     report.add("recognised env", None, type(game).__name__)
     return game
 

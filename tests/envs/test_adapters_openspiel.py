@@ -101,3 +101,9 @@ def test_privileged_observations_append_the_other_seats_information_state() -> N
 def test_privileged_observations_need_a_flat_information_state_tensor() -> None:
     with pytest.raises(ScriptError, match="tic_tac_toe.*information-state tensor"):
         OpenSpielAdapter(pyspiel.load_game("tic_tac_toe"), privileged=True)
+
+
+def test_a_game_without_observation_tensors_is_refused_naming_it() -> None:
+    with pytest.raises(ScriptError, match=r"coin_game implements neither an information-state "
+                       r"tensor nor an observation tensor \(OpenSpiel: .*unimplemented"):
+        OpenSpielAdapter(pyspiel.load_game("coin_game"))

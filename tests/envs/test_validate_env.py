@@ -189,3 +189,20 @@ def test_a_space_no_policy_takes_fails_naming_the_wrapper_that_fixes_it(tmp_path
     assert "Discrete(4)" in message and "msagent.envs.wrappers.Flatten(env)" in message
     fixed = validate_env(str(script), {"flatten": True}, steps=50)
     assert fixed.ok and fixed.observation_space.startswith("Box(0.0, 1.0, (4,)"), fixed.render()
+
+
+def test_a_game_with_nothing_to_observe_or_a_failing_adapter_is_a_failed_check(
+        tmp_path: Path) -> None:
+    """OpenSpiel's coin_game implements no observation tensor (a SpielError traceback before);
+    a Parallel env whose action_space raises while being adapted fails its check too."""
+    report = validate_env(str(ROOT / "openspiel" / "openspiel_env.py"), {"game": "coin_game"})
+    assert "coin_game implements neither an information-state tensor nor an observation " \
+        "tensor" in failed(report)["recognised env"]
+    script = tmp_path / "raising_env.py"
+    script.write_text("from tests.envs.twin_target_game import TwinTarget\n\n\n"
+                      "class Broken(TwinTarget):\n"
+                      "    def action_space(self, agent):\n"
+                      "        raise KeyError(agent)\n\n\n"
+                      "def make_env():\n    return Broken()\n")
+    assert failed(validate_env(str(script), {}))["recognised env"] == (
+        "adapting the env raised KeyError: 'player_0'")

@@ -39,8 +39,7 @@ class OpenSpielAdapter:
         self.seats = seat_names(game.num_players())
         self._num_actions = int(game.num_distinct_actions())
         self._info_state = bool(game.get_type().provides_information_state_tensor)
-        shape = (game.information_state_tensor_shape() if self._info_state
-                 else game.observation_tensor_shape())
+        shape = self._tensor_shape(game)
         self.own_size = int(np.prod(shape))
         """Features of the seat's own tensor (the whole observation unless ``privileged``)."""
         self.privileged = privileged
@@ -56,6 +55,19 @@ class OpenSpielAdapter:
         self._state: Any = None
         self._to_act: tuple[int, ...] = ()
         self._masks: dict[int, np.ndarray] = {}
+
+    def _tensor_shape(self, game: Any) -> list[int]:
+        """The shape of what a seat observes: the information-state tensor, else the
+        observation tensor; a game that implements neither is refused, naming it."""
+        try:
+            return (game.information_state_tensor_shape() if self._info_state
+                    else game.observation_tensor_shape())
+        except Exception as exc:  # pyspiel.SpielError: "... unimplemented"
+            raise ScriptError(f"{self.label}: OpenSpiel's {game.get_type().short_name} "
+                              "implements neither an "
+                              "information-state tensor nor an observation tensor (OpenSpiel: "
+                              f"{exc}), so a policy has nothing to observe; msagent plays "
+                              "OpenSpiel games through one of them") from None
 
     def reset(self, seed: int | None = None) -> Turn:
         """A new game (chance nodes resolved); the first seats to act."""
