@@ -16,6 +16,11 @@ Example::
     obs_shape = [84, 84, 4]
     obs_dtype = "uint8"
     action_n = 6
+
+    [[gateway.games]]
+    name = "tactics"
+    obs_shape = [32]
+    action_nvec = [3, 2]             # MultiDiscrete: a unit (one of 3) and a move (one of 2)
 """
 
 from __future__ import annotations
@@ -29,7 +34,7 @@ from pydantic import Field, ValidationError, model_validator
 from msagent.config.base import Section
 from msagent.config.messages import describe
 from msagent.errors import ConfigError
-from msagent.experience.schema import GAME_NAME, GameSchema
+from msagent.experience.schema import ACTION_FIELDS, GAME_NAME, GameSchema
 
 
 class GameSection(Section):
@@ -41,23 +46,25 @@ class GameSection(Section):
     obs_shape: list[int] | None = None
     obs_dtype: Literal["float32", "uint8"] = "float32"
     action_n: int | None = Field(None, ge=1)
+    action_nvec: list[int] | None = None
     action_shape: list[int] | None = None
     max_steps: int = Field(10_000, ge=1, le=1_000_000)
 
     @model_validator(mode="after")
     def _env_or_fields(self) -> GameSection:
-        if bool(self.env) == (self.obs_shape is not None):
-            raise ValueError(f"game {self.name!r}: give either env (a Gymnasium id) or "
-                             f"obs_shape with action_n or action_shape")
+        declared = [f for f in ACTION_FIELDS if getattr(self, f) is not None]
+        if bool(self.env) == (self.obs_shape is not None) or (self.env and declared):
+            raise ValueError(f"game {self.name!r}: give either env (a Gymnasium id, whose "
+                             f"spaces give the schema) or obs_shape with one of "
+                             f"{', '.join(ACTION_FIELDS)}")
+        if not self.env:
+            self.schema()  # a bad declaration fails when the config is loaded, naming its file
         return self
 
     def schema(self) -> GameSchema:
         """The game's upload schema (building the Gymnasium env once when ``env`` is set)."""
         if not self.env:
-            return GameSchema(name=self.name, obs_shape=tuple(self.obs_shape),
-                              obs_dtype=self.obs_dtype, action_n=self.action_n,
-                              action_shape=None if self.action_shape is None
-                              else tuple(self.action_shape), max_steps=self.max_steps)
+            return self._declared_schema()
         import gymnasium as gym
 
         try:
@@ -70,6 +77,30 @@ class GameSection(Section):
                                           self.max_steps)
         finally:
             env.close()
+
+    def _declared_schema(self) -> GameSchema:
+        """The schema of the fields declared here (ValueError: they do not make one)."""
+        try:
+            return GameSchema(name=self.name, obs_shape=tuple(self.obs_shape),
+                              obs_dtype=self.obs_dtype, action_n=self.action_n,
+                              action_nvec=_tuple_or_none(self.action_nvec),
+                              action_shape=_tuple_or_none(self.action_shape),
+                              max_steps=self.max_steps)
+        except ValidationError as exc:
+            reasons = "; ".join(_reason(e) for e in exc.errors(include_url=False))
+            raise ValueError(f"game {self.name!r}: {reasons}") from None
+
+
+def _reason(error: dict) -> str:
+    """One pydantic error of the schema in words, naming its field when it has one."""
+    where = ".".join(str(part) for part in error["loc"] if not isinstance(part, int))
+    text = error["msg"].removeprefix("Value error, ")
+    return f"{where}: {text}" if where else text
+
+
+def _tuple_or_none(values: list[int] | None) -> tuple[int, ...] | None:
+    """A TOML list as the schema's tuple (None stays None: not declared)."""
+    return None if values is None else tuple(values)
 
 
 class GatewaySection(Section):

@@ -16,12 +16,16 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from msagent.errors import ConfigError
 from msagent.experience.records import EpisodeRecord
 from msagent.vocabulary import Fragment, ModelKey
+
+if TYPE_CHECKING:
+    from msagent.policy.spaces import ActionSpec
 
 ValueFn = Callable[[np.ndarray], np.ndarray]
 """Observations ``[N, ...]`` -> the current policy's values ``[N]``."""
@@ -71,9 +75,9 @@ class RecordPool:
 
     def draw(self, rng: np.random.Generator) -> EpisodeRecord:
         """A record drawn uniformly (or the newest, with ``newest_first``: the freshest data
-        when clients upload faster than the learner trains); counted as used. When every record is used up (a reader
-        checks ``steps_available`` first, so only a fragment's last draw can find it so), one
-        of the last used-up records is drawn again."""
+        when clients upload faster than the learner trains); counted as used. When every
+        record is used up (a reader checks ``steps_available`` first, so only a fragment's
+        last draw can find it so), one of the last used-up records is drawn again."""
         keys = list(self._records)
         if not keys:
             if not self._spent:
@@ -186,6 +190,46 @@ class EpisodePlayback:
             values=v[:t_len], rewards=np.concatenate([r.rewards[a:b] for r, a, b in slices]),
             terminated=terminated, truncated=truncated, final_values=final_values,
             bootstrap_value=float(v[t_len]), policy=key)
+
+
+def check_actions_fit(records: list[EpisodeRecord], spec: ActionSpec, game: str) -> None:
+    """Refuse stored actions that the learner's policy does not act in (its env script's
+    action space is not the game's), before the algorithm meets them as a shape error.
+
+    The store gives every record of a game one layout, so the first one's kind stands for
+    all; integer actions are also checked against the policy's number of choices.
+
+    Raises:
+        ConfigError: naming both action spaces.
+    """
+    if not records:
+        return
+    stored, wanted = _stored_space(records[0]), _policy_space(spec)
+    fits = stored == wanted.split("(")[0] if wanted.startswith("Discrete") else stored == wanted
+    if fits and not spec.continuous:
+        high = np.max([r.actions.max(axis=0) for r in records], axis=0)
+        if np.any(high >= np.asarray(spec.nvec or spec.size)):
+            fits, stored = False, f"{stored} up to {high.tolist()}"
+    if not fits:
+        raise ConfigError(f"the experience store's game {game!r} holds actions in {stored}, but "
+                          f"the policy of the env script acts in {wanted}: the env script "
+                          f"(scripts.env) must give the game's action space")
+
+
+def _stored_space(record: EpisodeRecord) -> str:
+    """A stored record's action space in words (a Discrete one's size is not stored)."""
+    if record.action_nvec is not None:
+        return f"MultiDiscrete({list(record.action_nvec)})"
+    if record.actions.ndim == 1 and record.actions.dtype.kind in "iub":
+        return "Discrete"
+    return f"Box({list(record.actions.shape[1:])})"
+
+
+def _policy_space(spec: ActionSpec) -> str:
+    """A policy's action space in the words of :func:`_stored_space`."""
+    if spec.nvec is not None:
+        return f"MultiDiscrete({list(spec.nvec)})"
+    return f"Box({[spec.size]})" if spec.continuous else f"Discrete({spec.size})"
 
 
 def _logp(record: EpisodeRecord) -> np.ndarray:

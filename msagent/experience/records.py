@@ -56,7 +56,9 @@ class EpisodeRecord:
     Arrays have a leading time axis of length T >= 1. ``log_probs`` are the behaviour policy's
     log-probabilities of the actions taken (needed by V-trace; None when the client did not
     send them). ``terminated``/``truncated`` say how the last step ended the episode (both
-    False: more steps of this episode may follow under a later ``part``).
+    False: more steps of this episode may follow under a later ``part``). ``action_nvec`` is
+    the choices of each component of MultiDiscrete actions (``[T, K]`` int64; None for
+    Discrete or Box ones): the game's schema sets it, and the store keeps it with the rows.
     """
 
     game: str
@@ -69,6 +71,7 @@ class EpisodeRecord:
     truncated: bool
     provenance: Provenance
     part: int = 0
+    action_nvec: tuple[int, ...] | None = None
 
     def __len__(self) -> int:
         """Number of steps."""

@@ -33,6 +33,12 @@ _FLOAT32 = np.dtype(np.float32)
 LOGP_SLACK = 1e-4
 """How far above 0 a discrete action's log-probability may be (rounding) before it is refused."""
 
+ACTION_FIELDS = ("action_n", "action_nvec", "action_shape")
+"""The schema's ways to declare its action space, of which exactly one is set."""
+
+MAX_COMPONENTS = 64
+"""Most components a MultiDiscrete action may have."""
+
 
 class GameSchema(BaseModel):
     """What one game's uploads must look like.
@@ -42,7 +48,8 @@ class GameSchema(BaseModel):
         obs_shape: Shape of one observation.
         obs_dtype: ``float32`` (finite values) or ``uint8`` (images).
         action_n: Number of actions of a Discrete action space (or None).
-        action_shape: Shape of a Box action (or None); exactly one of the two is set.
+        action_nvec: Choices of each component of a MultiDiscrete action space (or None).
+        action_shape: Shape of a Box action (or None); exactly one of the three is set.
         max_steps: Most steps one upload may carry.
     """
 
@@ -52,21 +59,29 @@ class GameSchema(BaseModel):
     obs_shape: tuple[int, ...] = Field(min_length=1, max_length=4)
     obs_dtype: Literal["float32", "uint8"] = "float32"
     action_n: int | None = Field(None, ge=1)
+    action_nvec: tuple[int, ...] | None = Field(None, min_length=1, max_length=MAX_COMPONENTS)
     action_shape: tuple[int, ...] | None = None
     max_steps: int = Field(10_000, ge=1, le=1_000_000)
 
     @model_validator(mode="after")
     def _one_action_space(self) -> GameSchema:
-        if (self.action_n is None) == (self.action_shape is None):
-            raise ValueError("declare exactly one of action_n (Discrete) and action_shape (Box)")
+        declared = [name for name in ACTION_FIELDS if getattr(self, name) is not None]
+        if len(declared) != 1:
+            raise ValueError(f"declare exactly one of action_n (Discrete), action_nvec "
+                             f"(MultiDiscrete) and action_shape (Box); got "
+                             f"{', '.join(declared) or 'none'}")
         if any(d < 1 for d in self.obs_shape + (self.action_shape or ())):
             raise ValueError("obs_shape and action_shape must be positive integers")
+        if any(n < 1 for n in self.action_nvec or ()):
+            raise ValueError(f"action_nvec must be positive integers (choices per component), "
+                             f"got {list(self.action_nvec)}")
         return self
 
     @classmethod
     def from_spaces(cls, name: str, obs_space: Any, action_space: Any,
                     max_steps: int = 10_000) -> GameSchema:
-        """The schema of a Gymnasium env's spaces (Box observations; Discrete or Box actions)."""
+        """The schema of a Gymnasium env's spaces (Box observations; Discrete, 1-d
+        MultiDiscrete starting at 0, or Box actions)."""
         from gymnasium import spaces
 
         if not isinstance(obs_space, spaces.Box):
@@ -76,6 +91,9 @@ class GameSchema(BaseModel):
         if isinstance(action_space, spaces.Discrete):
             return cls(name=name, obs_shape=obs_space.shape, obs_dtype=dtype,
                        action_n=int(action_space.n), max_steps=max_steps)
+        if isinstance(action_space, spaces.MultiDiscrete):
+            return cls(name=name, obs_shape=obs_space.shape, obs_dtype=dtype,
+                       action_nvec=_nvec_of(name, action_space), max_steps=max_steps)
         if isinstance(action_space, spaces.Box):
             return cls(name=name, obs_shape=obs_space.shape, obs_dtype=dtype,
                        action_shape=action_space.shape, max_steps=max_steps)
@@ -121,7 +139,7 @@ class GameSchema(BaseModel):
             provenance=Provenance(p.client_id, p.received_at,
                                   _text(p.client_version, "client_version", 64),
                                   _model_version(p.model_version)),
-            part=_int_in(record.part, "part", 0, 1_000_000))
+            part=_int_in(record.part, "part", 0, 1_000_000), action_nvec=self.action_nvec)
 
     def _observations(self, raw: np.ndarray, steps: int) -> np.ndarray:
         """Observations of the declared shape and dtype."""
@@ -135,8 +153,16 @@ class GameSchema(BaseModel):
             return obs
         return _floats(obs, "observations")
 
+    @property
+    def integer_actions(self) -> bool:
+        """Whether actions are choices (Discrete or MultiDiscrete), whose log-probabilities
+        are at most 0."""
+        return self.action_shape is None
+
     def _actions(self, raw: np.ndarray, steps: int) -> np.ndarray:
         """Actions inside the declared action space."""
+        if self.action_nvec is not None:
+            return _multi_discrete(raw, steps, self.action_nvec)
         if self.action_n is None:
             return _floats(_shaped(raw, (steps, *self.action_shape), "actions"), "actions")
         actions = _ints(_shaped(raw, (steps,), "actions"), "actions")
@@ -146,13 +172,38 @@ class GameSchema(BaseModel):
         return actions
 
     def _log_probs(self, logp: np.ndarray | None, steps: int) -> np.ndarray | None:
-        """Behaviour log-probabilities, when sent: finite, and <= 0 for discrete actions."""
+        """Behaviour log-probabilities, when sent: finite, and <= 0 for discrete actions (a
+        multi-discrete action's is the sum of its components', so <= 0 too)."""
         if logp is None:
             return None
         logp = _shaped(_floats(logp, "log_probs"), (steps,), "log_probs")
-        if self.action_n is not None and logp.size and logp.max() > LOGP_SLACK:
+        if self.integer_actions and logp.size and logp.max() > LOGP_SLACK:
             raise RecordError(f"log_probs: {float(logp.max())} is above 0 (a probability > 1)")
         return logp
+
+
+def _nvec_of(name: str, space: Any) -> tuple[int, ...]:
+    """A MultiDiscrete space's choices per component, if uploads can carry its actions (1-d,
+    every component starting at 0: what msagent policies act in)."""
+    start = np.asarray(getattr(space, "start", 0))
+    if len(space.shape) != 1 or np.any(start != 0):
+        raise RecordError(f"game {name!r}: action space MultiDiscrete(nvec="
+                          f"{space.nvec.tolist()}, start={start.tolist()}) "
+                          f"cannot be uploaded (a MultiDiscrete action space must be 1-d and "
+                          f"start at 0)")
+    return tuple(int(n) for n in space.nvec)
+
+
+def _multi_discrete(raw: np.ndarray, steps: int, nvec: tuple[int, ...]) -> np.ndarray:
+    """Multi-discrete actions ``[steps, K]``: integers, component k in ``0..nvec[k]-1``."""
+    actions = _ints(_shaped(raw, (steps, len(nvec)), "actions"), "actions")
+    high = np.asarray(nvec, np.int64)
+    outside = (actions < 0) | (actions >= high)
+    if outside.any():
+        step, k = (int(i) for i in np.argwhere(outside)[0])
+        raise RecordError(f"actions: step {step}, component {k}: {int(actions[step, k])} is "
+                          f"outside 0..{nvec[k] - 1} (MultiDiscrete({list(nvec)}))")
+    return actions
 
 
 def _array(body: dict, name: str) -> np.ndarray:

@@ -1,10 +1,11 @@
 """Episode records as Arrow tables of one row per step, and back, without per-row Python.
 
 The experience store keeps one Parquet row per step (see :data:`STEP_COLUMNS`); what a row
-cannot say (the observation's and a Box action's shape) travels in the file's key-value
-metadata as a :class:`Layout`. Reading reassembles the records: the rows of each
-``(client_id, episode_id, part)`` are taken from one stored copy only (a record written twice,
-because a consumer died between writing and acknowledging it, comes back once).
+cannot say (the observation's and a Box action's shape, a MultiDiscrete action's choices per
+component) travels in the file's key-value metadata as a :class:`Layout`. Reading reassembles
+the records: the rows of each ``(client_id, episode_id, part)`` are taken from one stored copy
+only (a record written twice, because a consumer died between writing and acknowledging it,
+comes back once).
 """
 
 from __future__ import annotations
@@ -45,28 +46,38 @@ class Layout:
     Attributes:
         obs_shape: Shape of one observation.
         obs_dtype: ``float32`` or ``uint8``.
-        action_shape: Shape of one Box action; None for a Discrete action (an int64 column).
+        action_shape: Shape of one Box or MultiDiscrete action (``[K]``); None for a Discrete
+            action (an int64 column).
+        action_nvec: Choices of each component of a MultiDiscrete action (a column of K
+            int64s); None for the others. Files written before it existed have none.
     """
 
     obs_shape: tuple[int, ...]
     obs_dtype: str
     action_shape: tuple[int, ...] | None
+    action_nvec: tuple[int, ...] | None = None
 
     @classmethod
     def of(cls, record: EpisodeRecord) -> Layout:
         """The layout a record's arrays have."""
         obs_dtype = "uint8" if record.observations.dtype == np.uint8 else "float32"
+        obs_shape = tuple(record.observations.shape[1:])
+        if record.action_nvec is not None:
+            return cls(obs_shape, obs_dtype, *_multi_discrete(record))
         discrete = record.actions.ndim == 1 and record.actions.dtype.kind in "iub"
-        return cls(tuple(record.observations.shape[1:]), obs_dtype,
-                   None if discrete else tuple(record.actions.shape[1:]))
+        return cls(obs_shape, obs_dtype, None if discrete else tuple(record.actions.shape[1:]))
 
     def metadata(self) -> dict[bytes, bytes]:
-        """The layout as Parquet key-value metadata."""
-        return {b"msagent.format": STEPS_FORMAT.encode(),
+        """The layout as Parquet key-value metadata (``msagent.action_nvec`` only for
+        MultiDiscrete actions, so other files stay as they were)."""
+        meta = {b"msagent.format": STEPS_FORMAT.encode(),
                 b"msagent.obs_shape": json.dumps(list(self.obs_shape)).encode(),
                 b"msagent.obs_dtype": self.obs_dtype.encode(),
                 b"msagent.action_shape": json.dumps(None if self.action_shape is None
                                                     else list(self.action_shape)).encode()}
+        if self.action_nvec is not None:
+            meta[b"msagent.action_nvec"] = json.dumps(list(self.action_nvec)).encode()
+        return meta
 
     @classmethod
     def from_schema(cls, schema: pa.Schema, where: str) -> Layout:
@@ -75,24 +86,45 @@ class Layout:
         if meta.get(b"msagent.format") != STEPS_FORMAT.encode():
             raise StoreError(f"{where}: not a {STEPS_FORMAT} file (no msagent metadata)")
         action = json.loads(meta[b"msagent.action_shape"])
+        nvec = json.loads(meta.get(b"msagent.action_nvec", b"null"))
         layout = cls(tuple(json.loads(meta[b"msagent.obs_shape"])),
                      meta[b"msagent.obs_dtype"].decode(),
-                     None if action is None else tuple(action))
+                     None if action is None else tuple(action),
+                     None if nvec is None else tuple(nvec))
         if schema.field("obs").type != layout.obs_type():
             raise StoreError(f"{where}: column obs is {schema.field('obs').type}, but the "
                              f"metadata declares observations of shape {list(layout.obs_shape)} "
                              f"and dtype {layout.obs_dtype} ({layout.obs_type()})")
+        if schema.field("action").type != layout.action_type():
+            raise StoreError(f"{where}: column action is {schema.field('action').type}, but "
+                             f"the metadata declares {layout.describe_actions()} "
+                             f"({layout.action_type()})")
         return layout
+
+    def describe_actions(self) -> str:
+        """The action space in words, for error messages."""
+        if self.action_nvec is not None:
+            return f"MultiDiscrete({list(self.action_nvec)}) actions"
+        if self.action_shape is None:
+            return "Discrete actions"
+        return f"Box actions of shape {list(self.action_shape)}"
 
     def obs_type(self) -> pa.DataType:
         """The obs column's type: one flattened observation per row."""
         value = pa.uint8() if self.obs_dtype == "uint8" else pa.float32()
         return pa.list_(value, math.prod(self.obs_shape))
 
+    def action_type(self) -> pa.DataType:
+        """The action column's type: int64 (Discrete), K int64s (MultiDiscrete), or one
+        flattened float32 Box action per row."""
+        if self.action_shape is None:
+            return pa.int64()
+        value = pa.float32() if self.action_nvec is None else pa.int64()
+        return pa.list_(value, math.prod(self.action_shape))
+
     def schema(self) -> pa.Schema:
         """The Arrow schema of a steps file of this layout, metadata included."""
-        action = (pa.int64() if self.action_shape is None
-                  else pa.list_(pa.float32(), math.prod(self.action_shape)))
+        action = self.action_type()
         fields = [("client_id", pa.string()), ("episode_id", pa.string()), ("part", pa.int32()),
                   ("step", pa.int32()), ("received_at", pa.float64()),
                   ("client_version", pa.string()), ("model_version", pa.int64()),
@@ -144,6 +176,17 @@ def _common_layout(records: list[EpisodeRecord]) -> Layout:
     return layout
 
 
+def _multi_discrete(record: EpisodeRecord) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """A MultiDiscrete record's action shape ``(K,)`` and nvec, if its actions are ``[T, K]``
+    integers (StoreError otherwise: such a record did not come from its game's schema)."""
+    nvec, actions = record.action_nvec, record.actions
+    if actions.ndim != 2 or actions.shape[1] != len(nvec) or actions.dtype.kind not in "iu":
+        raise StoreError(f"game {record.game!r}: record {record.episode_id!r} declares "
+                         f"MultiDiscrete({list(nvec)}) actions but holds {actions.dtype} "
+                         f"actions of shape {list(actions.shape)}")
+    return (len(nvec),), tuple(nvec)
+
+
 def _repeat(values: list[str], row_record: np.ndarray) -> pa.Array:
     """A string column repeating each record's value over its steps."""
     return pa.array(values, pa.string()).take(pa.array(row_record))
@@ -157,11 +200,11 @@ def _fixed_lists(arrays: list[np.ndarray], type_: pa.FixedSizeListType) -> pa.Ar
 
 
 def _actions(records: list[EpisodeRecord], layout: Layout) -> pa.Array | np.ndarray:
-    """The action column: int64 for Discrete, fixed-size float32 lists for Box."""
+    """The action column: int64 for Discrete, fixed-size int64 lists for MultiDiscrete,
+    fixed-size float32 lists for Box."""
     if layout.action_shape is None:
         return np.concatenate([r.actions for r in records]).astype(np.int64)
-    size = math.prod(layout.action_shape)
-    return _fixed_lists([r.actions for r in records], pa.list_(pa.float32(), size))
+    return _fixed_lists([r.actions for r in records], layout.action_type())
 
 
 def _log_probs(records: list[EpisodeRecord]) -> pa.Array:
@@ -227,7 +270,7 @@ class _Assembler:
     """Cuts sorted step columns into EpisodeRecords, one slice per record."""
 
     def __init__(self, cols: dict[str, pa.Array], game: str, layout: Layout) -> None:
-        self.game, self.cols = game, cols
+        self.game, self.cols, self.nvec = game, cols, layout.action_nvec
         self.obs = cols["obs"].flatten().to_numpy().reshape(-1, *layout.obs_shape)
         action = cols["action"]
         self.actions = (action.to_numpy() if layout.action_shape is None
@@ -258,4 +301,4 @@ class _Assembler:
             actions=self.actions[s:e], rewards=self.rewards[s:e],
             log_probs=None if self.logp_null[s] else self.logp[s:e],
             terminated=bool(self.terminated[e - 1]), truncated=bool(self.truncated[e - 1]),
-            provenance=prov, part=part)
+            provenance=prov, part=part, action_nvec=self.nvec)

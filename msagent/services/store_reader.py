@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from msagent.experience.fragments import EpisodePlayback, RecordPool
+from msagent.experience.fragments import EpisodePlayback, RecordPool, check_actions_fit
 from msagent.runtime import Solver, current_instance, register
 from msagent.services.env_worker import worker_seed
 from msagent.services.inference import PolicyScripts
@@ -120,6 +120,7 @@ class StoreReader(Looping):
         self._next_refresh = time.monotonic() + self.s.refresh_s
         since = self._seen_until - 1.0 if self._seen_until else None  # clocks of writers differ
         records = self.store.episodes(self.s.game, since=since)
+        check_actions_fit(records, self.follower.policy.action_spec, self.s.game)
         before = len(self.pool)
         self.pool.add(records)
         self._records_seen += max(0, len(self.pool) - before)
