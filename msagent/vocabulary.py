@@ -107,6 +107,9 @@ BUILTIN_RANDOM = "msagent:random"
 actions; ``msagent.envs.bots.RandomBot``) instead of a bot script."""
 """The kinds of :class:`PolicyRef`."""
 
+DEVICE_PATTERN = r"^(cpu|auto|cuda(:\d+)?)$"
+"""What ``services.learner.device`` may say: where a learner trains."""
+
 
 @dataclass(frozen=True, order=True)
 class PolicyRef:

@@ -13,6 +13,7 @@ from msagent.buffer.samplers import SAMPLER_KINDS
 from msagent.config.base import Section
 from msagent.errors import ConfigError
 from msagent.runtime.backend import Resources
+from msagent.vocabulary import DEVICE_PATTERN
 
 _STORE_SCHEMES = ("redis://", "rediss://", "unix://")
 """Url schemes ``msagent.model_pool.stores.make_store`` builds a RedisStore for."""
@@ -111,6 +112,9 @@ class LearnerSection(_Service):
             that holds this many of its learner's batches, so that acting does not outrun
             learning and the excess is not dropped as stale (None: ``max(1, max_policy_lag
             - 1)``; 0: never wait).
+        device: Where the learner trains: ``cpu``, ``cuda`` (``cuda:N``) or ``auto`` (a GPU
+            when torch sees one). Acting stays on the CPU. On a Ray cluster give the learner
+            a GPU too: ``resources.num_gpus = 1``.
     """
 
     sync: bool = True
@@ -121,6 +125,7 @@ class LearnerSection(_Service):
     collective_timeout_s: float = Field(120.0, gt=0)
     batch_fragments: int = Field(0, ge=0)
     queued_batches: int | None = Field(None, ge=0)
+    device: str = Field("cpu", pattern=DEVICE_PATTERN)
 
     def check_batch(self) -> None:
         """Refuse a batch size or a queue in sync mode, where workers wait for the update a

@@ -87,10 +87,24 @@ class Policy:
             self.model = kind(self.obs_shape, action_spec.size, action_spec.continuous,
                               self.network)
         self._fused = FusedInference(self.model)
+        self._device = torch.device("cpu")
         if symmetries and action_spec.multi:
             raise ConfigError("symmetries are not supported with multi-discrete actions")
         self.symmetries = checked_symmetries(symmetries, self.raw_obs_shape, action_spec.size,
                                              action_spec.continuous, self.recurrent)
+
+    @property
+    def device(self) -> torch.device:
+        """Where the parameters are (the CPU unless :meth:`to` moved them)."""
+        return self._device
+
+    def to(self, device: torch.device | str) -> Policy:
+        """Move the parameters (a learner's policy, to train on a GPU); acting still takes and
+        returns numpy arrays on the CPU."""
+        self.model.to(device)
+        self._device = next(self.model.parameters()).device
+        self._fused = FusedInference(self.model)
+        return self
 
     @property
     def raw_obs_shape(self) -> tuple[int, ...]:
@@ -140,7 +154,10 @@ class Policy:
             elif values:
                 out, value = self._forward_inference(x)
             else:
-                out, value = self.model.actor(x), torch.zeros(len(x))
+                out, value = self.model.actor(x), torch.zeros(len(x), device=x.device)
+            if out.device.type != "cpu":  # sampling uses the CPU generator
+                out, value = out.cpu(), value.cpu()
+                after = after.cpu() if self.recurrent else None
             if self.action_spec.continuous:
                 actions, logp = self._act_continuous(out, deterministic)
             else:
@@ -155,8 +172,8 @@ class Policy:
             ScriptError: the states have the wrong shape, naming the expected one.
         """
         if state is None:
-            return torch.zeros(n, self.state_size)
-        state = torch.as_tensor(state, dtype=torch.float32)
+            return torch.zeros(n, self.state_size, device=self.device)
+        state = torch.as_tensor(state, dtype=torch.float32, device=self.device)
         if tuple(state.shape) != (n, self.state_size):
             raise ScriptError(f"recurrent state batch has shape {tuple(state.shape)}; the "
                               f"policy expects [N, state_size] = [{n}, {self.state_size}]")
@@ -171,9 +188,9 @@ class Policy:
         with torch.inference_mode():
             logits = self.model.actor(self._obs_tensor(obs))
             if action_mask is not None:
-                mask = torch.from_numpy(np.asarray(action_mask, dtype=bool))
+                mask = torch.from_numpy(np.asarray(action_mask, dtype=bool)).to(logits.device)
                 logits = ops.masked_logits(logits, mask)
-            return torch.softmax(logits.double(), dim=-1).numpy()
+            return torch.softmax(logits.double(), dim=-1).cpu().numpy()
 
     def _forward_inference(self, x: Tensor) -> tuple[Tensor, Tensor]:
         """Actor outputs and values, through the fused MLP when the towers allow it."""
@@ -205,7 +222,7 @@ class Policy:
 
     def _act_continuous(self, mean: Tensor, deterministic: bool) -> tuple[Tensor, Tensor]:
         """Sample (or take the mean of) the diagonal Gaussian and return log-densities."""
-        log_std = self.model.log_std.expand_as(mean)
+        log_std = self.model.log_std.to(mean.device).expand_as(mean)
         actions = mean if deterministic else ops.gaussian_sample(mean, log_std, self._gen)
         return actions, ops.gaussian_log_prob(mean, log_std, actions)
 
@@ -218,15 +235,17 @@ class Policy:
 
     def _obs_tensor(self, obs: np.ndarray | Tensor) -> Tensor:
         """View observations as a tensor without copying when they are already float32/uint8."""
+        device = self._device
         if isinstance(obs, Tensor):
-            return self._flat(obs)
+            return self._flat(obs).to(device, non_blocking=True)
         obs = np.asarray(obs)
         if obs.dtype != np.float32 and obs.dtype != np.uint8:
             obs = obs.astype(np.float32)
         obs = self._flat(obs)
         if obs.shape[1:] != self.obs_shape:
             raise ScriptError(self._shape_message(obs.shape))
-        return torch.from_numpy(np.ascontiguousarray(obs))
+        tensor = torch.from_numpy(np.ascontiguousarray(obs))
+        return tensor if device.type == "cpu" else tensor.to(device, non_blocking=True)
 
     def _flat(self, obs):
         """``[N, *space shape]`` as ``[N, prod]`` when the network flattens observations."""
@@ -261,12 +280,13 @@ class Policy:
             out, values, actions, mask = self._replay(obs, actions, mask, state, resets)
         else:
             out, values = self.model(self._obs_tensor(obs))
-        actions = torch.as_tensor(actions)
+        actions = torch.as_tensor(actions, device=out.device)
+        mask = None if mask is None else torch.as_tensor(mask, device=out.device)
         if self.action_spec.continuous:
             log_std = self.model.log_std.expand_as(out)
             logp = ops.gaussian_log_prob(out, log_std, actions)
             return logp, ops.gaussian_entropy(log_std), values
-        logits = ops.masked_logits(out, None if mask is None else torch.as_tensor(mask))
+        logits = ops.masked_logits(out, mask)
         nvec = self.action_spec.nvec
         if nvec is not None:
             return (ops.multi_categorical_log_prob(logits, actions, nvec),
@@ -278,7 +298,8 @@ class Policy:
         obs = torch.as_tensor(obs) if not isinstance(obs, np.ndarray) else obs
         b, t = obs.shape[:2]
         x = self._obs_tensor(obs.reshape(b * t, *obs.shape[2:])).view(b, t, *self.obs_shape)
-        resets = torch.zeros(b, t, dtype=torch.bool) if resets is None else torch.as_tensor(resets)
+        resets = (torch.zeros(b, t, dtype=torch.bool) if resets is None
+                  else torch.as_tensor(resets)).to(x.device)
         out, values = self.model.sequence(x, self._state_tensor(state, b), resets)
         flat = None if mask is None else torch.as_tensor(mask).flatten(0, 1)
         return out.flatten(0, 1), values.flatten(0, 1), torch.as_tensor(actions).flatten(0, 1), flat

@@ -12,6 +12,7 @@ from typing import Any
 
 from msagent.errors import ErrorInfo, RateLimitTimeout
 from msagent.policy import PPOConfig
+from msagent.policy.devices import resolve_device
 from msagent.policy.algorithms.impala import ALGORITHMS
 from msagent.rundir import RunDir
 from msagent.runtime import Solver, current_instance, publish, register
@@ -64,6 +65,8 @@ class LearnerSettings:
     initial_weights: dict[str, Any] | None = None
     """Weights to start from instead of a fresh network (checked by the driver; a resume's
     checkpoint wins)."""
+    device: str = "cpu"
+    """Where the policy trains (``services.learner.device``: cpu, cuda, cuda:N or auto)."""
 
 
 class Learner:
@@ -77,8 +80,9 @@ class Learner:
     def __init__(self, settings: LearnerSettings) -> None:
         self.s = settings
         sc = settings.scripts
-        self.ppo = ALGORITHMS[settings.algorithm](
-            build_policy(sc.env_script, sc.agent_script, sc.env_params, sc.seed), settings.ppo)
+        policy = build_policy(sc.env_script, sc.agent_script, sc.env_params, sc.seed)
+        self.ppo = ALGORITHMS[settings.algorithm](policy.to(resolve_device(settings.device)),
+                                                  settings.ppo)
         self.c, self.error = LearnerCounters(), None
         self.rank = current_instance()[1] if settings.group_size > 1 else 0
         self._batch = share(settings.batch_fragments, settings.group_size)

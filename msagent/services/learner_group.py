@@ -37,6 +37,12 @@ def free_port(host: str) -> int:
         return s.getsockname()[1]
 
 
+def group_backend(cuda: bool) -> str:
+    """gloo on CPUs; on GPUs, gradients and statistics over NCCL and the CPU flags of the
+    group's agreements (refusals, stops) over gloo."""
+    return "cpu:gloo,cuda:nccl" if cuda else "gloo"
+
+
 def join_group(topic: str, rank: int, world: int, generation: int, timeout_s: float,
                cuda: bool = False) -> TorchCollective:
     """Form (rank 0) or join (the others) the group; its collective.
@@ -50,7 +56,7 @@ def join_group(topic: str, rank: int, world: int, generation: int, timeout_s: fl
     address = _publish_address(topic, generation) if rank == 0 else \
         _await_address(topic, generation, timeout_s)
     try:
-        dist.init_process_group("nccl" if cuda else "gloo", init_method=address, rank=rank,
+        dist.init_process_group(group_backend(cuda), init_method=address, rank=rank,
                                 world_size=world, timeout=timedelta(seconds=timeout_s))
     except Exception as exc:
         raise LearnerGroupError(f"learner rank {rank} of {world} could not join the group at "

@@ -36,6 +36,7 @@ class Publisher:
         self.published: int | None = None
         self.failures = 0
         self._game: Any = None
+        self._cpu_policy: Any = None
 
     def _graph_options(self) -> dict[str, Any]:
         """The game's observation dtype and whether it masks actions (learned once, by random
@@ -45,6 +46,21 @@ class Publisher:
 
             self._game = sample_game(self.scripts.env_script, self.scripts.env_params)
         return {"masked": self._game.masked, "obs_dtype": self._game.obs_dtype}
+
+    def _on_cpu(self, policy: Any) -> Any:
+        """The policy itself, or for a learner training on a GPU a CPU copy of its weights:
+        the graph is traced, and checked against PyTorch, on the CPU clients act on."""
+        if policy.device.type == "cpu":
+            return policy
+        if self._cpu_policy is None:
+            from msagent.user_scripts import build_policy
+
+            sc = self.scripts
+            self._cpu_policy = build_policy(sc.env_script, sc.agent_script, sc.env_params,
+                                            sc.seed)
+        self._cpu_policy.set_weights(policy.get_weights())
+        self._cpu_policy.invalidate_cache()
+        return self._cpu_policy
 
     def after_snapshot(self, policy: Any, snapshots: int, param_version: int) -> None:
         """Publish when this snapshot is an N-th one."""
@@ -61,8 +77,8 @@ class Publisher:
         source = {"run_dir": self.run_dir, "policy": self.policy_id,
                   "param_version": param_version}
         try:
-            manifest = publish_policy(policy, self.store, self.s.game, source, atol=PARITY_ATOL,
-                                      **self._graph_options())
+            manifest = publish_policy(self._on_cpu(policy), self.store, self.s.game, source,
+                                      atol=PARITY_ATOL, **self._graph_options())
         except Exception:
             self.failures += 1
             log.exception("could not publish %s version %d as ONNX", self.policy_id,

@@ -253,7 +253,7 @@ def group_settings(cfg: TrainConfig, run: RunInfo) -> dict[str, Any]:
     sv = cfg.services.learner
     return {"group_size": sv.num, "run_id": run.run_id, "generation": run.generation,
             "collective_timeout_s": sv.collective_timeout_s, "algorithm": cfg.algorithm.name,
-            "publish": publish_settings(cfg)}
+            "publish": publish_settings(cfg), "device": sv.device}
 
 
 def publish_settings(cfg: TrainConfig) -> PublishSettings | None:

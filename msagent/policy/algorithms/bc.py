@@ -15,6 +15,7 @@ from torch import Tensor
 from msagent.errors import ConfigError
 from msagent.policy import operators as ops
 from msagent.policy.algorithms.base import BOOTSTRAP_VALUE, stack_fragments
+from msagent.policy.devices import to_device
 from msagent.policy.algorithms.ppo import PPO, Batch
 from msagent.vocabulary import Columns, Fragment
 
@@ -41,7 +42,8 @@ class BehaviourCloning(PPO):
         stacked = stack_fragments(fragments)
         self._check_finite(stacked)
         stacked[Columns.RETURNS] = self._returns(stacked)
-        return {k: stacked[k].flatten(0, 1) for k in _STEP_KEYS if k in stacked}
+        return to_device({k: stacked[k].flatten(0, 1) for k in _STEP_KEYS if k in stacked},
+                         self.policy.device)
 
     def update(self, fragments: list[Fragment]) -> dict[str, float]:
         """Epochs x minibatches of cloning steps; mean statistics."""
@@ -77,14 +79,13 @@ class BehaviourCloning(PPO):
     @torch.no_grad()
     def _match(self, batch: Batch) -> Tensor:
         """Share of steps whose most likely action is the data's (discrete actions only)."""
-        actions = batch[Columns.ACTIONS]
+        actions = batch[Columns.ACTIONS].cpu()
         if actions.is_floating_point():
             return torch.tensor(float("nan"))
         mask = batch.get(Columns.ACTION_MASK)
-        mask = None if mask is None else mask.numpy()
+        mask, obs = None if mask is None else mask.cpu().numpy(), batch[Columns.OBS].cpu().numpy()
         if self.policy.action_spec.multi:  # a step matches when every component does
-            best = self.policy.act(batch[Columns.OBS].numpy(), mask, deterministic=True,
-                                   values=False).actions
+            best = self.policy.act(obs, mask, deterministic=True, values=False).actions
             return (torch.from_numpy(best) == actions).all(-1).float().mean()
-        probs = self.policy.action_probs(batch[Columns.OBS].numpy(), mask)
+        probs = self.policy.action_probs(obs, mask)
         return (torch.from_numpy(probs.argmax(-1)) == actions).float().mean()

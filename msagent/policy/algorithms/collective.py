@@ -172,7 +172,8 @@ def global_normalize(x: Tensor, collective: Collective, eps: float = 1e-8) -> Te
     if collective.world == 1:
         return (x - x.mean()) / (x.std() + eps)
     stats = collective.sum(torch.stack([x.sum(), (x * x).sum(),
-                                        torch.tensor(float(x.numel()), dtype=x.dtype)]))
+                                        torch.tensor(float(x.numel()), dtype=x.dtype,
+                                                     device=x.device)]))
     total, squares, n = stats[0], stats[1], stats[2]
     mean = total / n
     var = (squares - n * mean * mean) / (n - 1)

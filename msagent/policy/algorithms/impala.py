@@ -21,6 +21,7 @@ from msagent.policy import operators as ops
 from msagent.policy.algorithms.base import BOOTSTRAP_VALUE, evaluate_steps, stack_fragments
 from msagent.policy.algorithms.collective import global_normalize
 from msagent.policy.algorithms.ppo import PPO, Batch
+from msagent.policy.devices import to_device
 from msagent.policy.symmetry import augment
 from msagent.vocabulary import Columns, Fragment
 
@@ -45,7 +46,8 @@ class IMPALA(PPO):
         """Stack fragments as ``[B, T]`` (V-trace runs along T), refusing non-finite data."""
         stacked = stack_fragments(fragments)
         self._check_finite(stacked)
-        return augment(stacked, self.policy.symmetries, len(self.policy.raw_obs_shape))
+        return to_device(augment(stacked, self.policy.symmetries,
+                                 len(self.policy.raw_obs_shape)), self.policy.device)
 
     def compute_loss(self, batch: Batch) -> tuple[Tensor, dict[str, Tensor]]:
         """The IMPALA objective on a minibatch of whole fragments."""

@@ -24,6 +24,7 @@ from msagent.policy.algorithms.base import (
     BOOTSTRAP_VALUE, SEQUENCE_COLUMNS, Algorithm, evaluate_steps, stack_fragments,
 )
 from msagent.policy.algorithms.collective import SINGLE, Collective, global_normalize
+from msagent.policy.devices import to_device
 from msagent.policy.policy import Policy
 from msagent.policy.symmetry import augment
 from msagent.vocabulary import Columns, Fragment
@@ -105,7 +106,8 @@ class PPO(Algorithm):
 
     def prepare(self, fragments: list[Fragment]) -> Batch:
         """Stack fragments, add GAE advantages and returns, and flatten ``[B, T]`` to ``[B*T]``
-        (a recurrent policy keeps whole fragments: minibatches are sets of sequences)."""
+        (a recurrent policy keeps whole fragments: minibatches are sets of sequences); the
+        batch goes to the policy's device once, after the CPU work."""
         stacked = stack_fragments(fragments)
         self._check_finite(stacked)
         cfg = self.config
@@ -121,9 +123,11 @@ class PPO(Algorithm):
         )
         stacked[Columns.ADVANTAGES], stacked[Columns.RETURNS] = advantages, returns
         if self.policy.recurrent:
-            return {k: stacked[k] for k in _LOSS_COLUMNS + SEQUENCE_COLUMNS if k in stacked}
+            return to_device({k: stacked[k] for k in _LOSS_COLUMNS + SEQUENCE_COLUMNS
+                              if k in stacked}, self.policy.device)
         flat = {k: stacked[k].flatten(0, 1) for k in _LOSS_COLUMNS if k in stacked}
-        return augment(flat, self.policy.symmetries, len(self.policy.raw_obs_shape))
+        return to_device(augment(flat, self.policy.symmetries, len(self.policy.raw_obs_shape)),
+                         self.policy.device)
 
     def _check_finite(self, stacked: Batch) -> None:
         """Refuse fragments holding NaN or infinite numbers, before anything moves.

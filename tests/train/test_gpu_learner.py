@@ -1,0 +1,43 @@
+"""``services.learner.device``: a learner asked for a GPU it cannot see stops the run naming
+what torch sees; with CUDA, CartPole trains end to end with the learner on the GPU (acting on
+the CPU) and publishes a checked ONNX model traced from a CPU copy."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import torch
+
+from msagent.errors import ConfigError
+from msagent.train import run_training
+from tests.train.helpers import example_config
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="this machine has a GPU")
+def test_a_learner_on_a_gpu_that_is_not_there_stops_the_run_naming_it(tmp_path: Path) -> None:
+    cfg = example_config(tmp_path, "local", 'services.learner.device="cuda"',
+                         "run.stop.time_s=60")
+    with pytest.raises(ConfigError, match=r"services.learner.device = 'cuda', but torch sees 0 "
+                       r"GPU\(s\) in this process"):
+        run_training(cfg, None, False)
+
+
+def test_a_device_that_is_no_device_is_refused_by_the_config(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="services.learner.device"):
+        example_config(tmp_path, "local", 'services.learner.device="tpu"')
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
+def test_cartpole_trains_with_its_learner_on_the_gpu_and_publishes_from_a_cpu_copy(
+        tmp_path: Path) -> None:
+    models = tmp_path / "models"
+    cfg = example_config(tmp_path, "local", 'services.learner.device="cuda"',
+                         "run.stop.mean_return=200", "run.stop.time_s=240",
+                         f"publish.models={json.dumps(str(models))}", 'publish.game="cartpole"')
+    result = run_training(cfg, None, False)
+    assert result["stop_reason"].startswith("mean_return"), result
+    assert result["env_errors"] == 0 and result["updates"] > 10
+    manifest = json.loads((models / "cartpole" / "latest.json").read_text())
+    assert manifest["version"] >= 1 and manifest["action"] == {"n": 2}
