@@ -78,6 +78,9 @@ class InferenceSection(_Service):
         cache_size: Frozen snapshots kept in each LRU policy cache (an inference server's,
             or a league env worker's with local inference); a league keeps its population's
             recent snapshots in reach with 32.
+        device: Where the inference servers' policies run (central mode): ``cpu``, ``cuda``
+            (``cuda:N``) or ``auto``, as SEED RL batches its actors' observations on an
+            accelerator; raise ``batch`` and ``max_wait_ms`` so that each call is big.
     """
 
     mode: Literal["local", "central"] = "local"
@@ -85,12 +88,18 @@ class InferenceSection(_Service):
     batch: int = Field(0, ge=0)
     max_wait_ms: float = Field(0.0, ge=0)
     cache_size: int = Field(32, ge=1)
+    device: str = Field("cpu", pattern=DEVICE_PATTERN)
 
     @model_validator(mode="after")
     def _central_needs_servers(self) -> InferenceSection:
-        """Refuse central inference without any server to answer."""
+        """Refuse central inference without any server to answer, and a device for the
+        servers when there are none (local acting stays on the CPU)."""
         if self.mode == "central" and self.num < 1:
             raise ValueError("mode = 'central' needs num >= 1 inference servers")
+        if self.mode == "local" and self.device != "cpu":
+            raise ValueError(f"device = {self.device!r} is where inference servers run: it "
+                             "needs mode = 'central' (local acting, in each env worker, stays "
+                             "on the CPU)")
         return self
 
 

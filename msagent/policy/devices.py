@@ -16,25 +16,29 @@ from msagent.errors import ConfigError
 from msagent.vocabulary import DEVICE_PATTERN
 
 
-def resolve_device(name: str) -> torch.device:
+def resolve_device(name: str, setting: str = "services.learner.device") -> torch.device:
     """The torch device ``name`` means here (``auto``: the first GPU when torch sees one).
+
+    Args:
+        name: ``cpu``, ``cuda``, ``cuda:N`` or ``auto``.
+        setting: The config key it came from, for messages.
 
     Raises:
         ConfigError: a GPU is asked for that this process cannot use, naming what torch sees.
     """
     if not re.fullmatch(DEVICE_PATTERN, name):
-        raise ConfigError(f"services.learner.device = {name!r}: use 'cpu', 'cuda', 'cuda:N' "
-                          "or 'auto'")
+        raise ConfigError(f"{setting} = {name!r}: use 'cpu', 'cuda', 'cuda:N' or 'auto'")
     if name == "auto":
         return torch.device("cuda" if torch.cuda.is_available() else "cpu")
     device = torch.device(name)
     if device.type == "cuda":
         count = torch.cuda.device_count() if torch.cuda.is_available() else 0
         if (device.index or 0) >= count:
-            raise ConfigError(f"services.learner.device = {name!r}, but torch sees {count} "
-                              f"GPU(s) in this process (torch {torch.__version__}, CUDA "
+            section = setting.rsplit(".", 1)[0]
+            raise ConfigError(f"{setting} = {name!r}, but torch sees {count} GPU(s) in this "
+                              f"process (torch {torch.__version__}, CUDA "
                               f"{torch.version.cuda or 'not built in'}); on a Ray cluster give "
-                              "the learner a GPU with services.learner.resources.num_gpus = 1")
+                              f"the service a GPU with {section}.resources.num_gpus = 1")
     return device
 
 

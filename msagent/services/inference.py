@@ -11,6 +11,7 @@ import numpy as np
 from msagent.envs import Acted
 from msagent.policy import ActOutput
 from msagent.policy.cache import PolicyCache
+from msagent.policy.devices import resolve_device
 from msagent.runtime import Solver, register
 from msagent.services.params import PolicyFollower
 from msagent.user_scripts import build_policy
@@ -50,10 +51,12 @@ class PolicyScripts:
 
 
 class InferenceServer:
-    """Answers predict requests; frozen snapshots are kept in an LRU cache by ModelKey."""
+    """Answers predict requests; frozen snapshots are kept in an LRU cache by ModelKey. Its
+    policies run on ``device`` (``services.inference.device``); answers are numpy on the CPU."""
 
-    def __init__(self, scripts: PolicyScripts, cache_size: int = 8) -> None:
+    def __init__(self, scripts: PolicyScripts, cache_size: int = 8, device: str = "cpu") -> None:
         self.scripts, self.cache_size = scripts, cache_size
+        self.device = resolve_device(device, "services.inference.device")  # fails early
         self._followers: dict[str, PolicyFollower] = {}
         self._frozen = PolicyCache(self._build, pull_weights, cache_size)
         self._stop = threading.Event()
@@ -91,9 +94,9 @@ class InferenceServer:
         return self._frozen.get(key)
 
     def _build(self) -> Any:
-        """A fresh policy of the user's shape."""
+        """A fresh policy of the user's shape, on the server's device."""
         s = self.scripts
-        return build_policy(s.env_script, s.agent_script, s.env_params, s.seed)
+        return build_policy(s.env_script, s.agent_script, s.env_params, s.seed).to(self.device)
 
 
 def pull_weights(key: ModelKey) -> Any:

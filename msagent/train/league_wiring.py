@@ -75,7 +75,8 @@ def connect_league(cfg: TrainConfig, run: wiring.RunInfo) -> wiring.Services:
         inference = start(configured(sv.inference.batch or per_server, sv.inference.max_wait_ms),
                           num=sv.inference.num, name="InferenceServer",
                           resources=wiring._res(sv.inference),
-                          args=(scripts, sv.inference.cache_size)) if central else None
+                          args=(scripts, sv.inference.cache_size, sv.inference.device)) \
+            if central else None
         seats_cfg = LeagueSeats(tables, dict(league.bots), sv.inference.cache_size,
                                 repeat=sv.env_worker.games_per_draw, shares=shares,
                                 frozen_greedy=greedy_members(cfg))

@@ -129,7 +129,8 @@ def connect_services(cfg: TrainConfig, run: RunInfo) -> Services:
         inference = start(configured(sv.inference.batch or per_server, sv.inference.max_wait_ms),
                           num=sv.inference.num, name="InferenceServer",
                           resources=_res(sv.inference),
-                          args=(scripts, sv.inference.cache_size)) if central else None
+                          args=(scripts, sv.inference.cache_size, sv.inference.device)) \
+            if central else None
         readers = start(StoreReader, num=cfg.data.readers, resources=_res(sv.env_worker),
                         args=(reader_settings(cfg, table.name, run.generation),)) \
             if "readers" in feeds else None

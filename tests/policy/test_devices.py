@@ -31,7 +31,7 @@ def test_device_names_resolve_or_are_refused_naming_what_torch_sees() -> None:
         resolve_device("gpu")
     count = torch.cuda.device_count() if CUDA else 0
     with pytest.raises(ConfigError, match=rf"'cuda:{count}', but torch sees {count} GPU\(s\).*"
-                       r"num_gpus = 1"):
+                       r"services.learner.resources.num_gpus = 1"):
         resolve_device(f"cuda:{count}")
 
 

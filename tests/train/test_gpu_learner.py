@@ -1,6 +1,7 @@
-"""``services.learner.device``: a learner asked for a GPU it cannot see stops the run naming
-what torch sees; with CUDA, CartPole trains end to end with the learner on the GPU (acting on
-the CPU) and publishes a checked ONNX model traced from a CPU copy."""
+"""``services.learner.device`` and ``services.inference.device``: a learner or an inference
+server asked for a GPU it cannot see stops the run naming what torch sees; with CUDA, CartPole
+trains end to end with the learner on the GPU (acting on the CPU) and publishes a checked ONNX
+model traced from a CPU copy, and again with central inference on the GPU too."""
 
 from __future__ import annotations
 
@@ -24,9 +25,22 @@ def test_a_learner_on_a_gpu_that_is_not_there_stops_the_run_naming_it(tmp_path: 
         run_training(cfg, None, False)
 
 
+@pytest.mark.skipif(torch.cuda.is_available(), reason="this machine has a GPU")
+def test_an_inference_server_on_a_gpu_that_is_not_there_stops_the_run(tmp_path: Path) -> None:
+    cfg = example_config(tmp_path, "local", 'services.inference.mode="central"',
+                         'services.inference.device="cuda"', "run.stop.time_s=60")
+    with pytest.raises(ConfigError, match=r"'InferenceServer' failed to start: "
+                       r"services.inference.device = 'cuda', but torch sees 0 GPU.*"
+                       r"services.inference.resources.num_gpus = 1"):
+        run_training(cfg, None, False)
+
+
 def test_a_device_that_is_no_device_is_refused_by_the_config(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="services.learner.device"):
         example_config(tmp_path, "local", 'services.learner.device="tpu"')
+    with pytest.raises(ConfigError, match=r"device = 'cuda' is where inference servers run: "
+                       r"it needs mode = 'central'"):
+        example_config(tmp_path, "local", 'services.inference.device="cuda"')
 
 
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
@@ -41,3 +55,14 @@ def test_cartpole_trains_with_its_learner_on_the_gpu_and_publishes_from_a_cpu_co
     assert result["env_errors"] == 0 and result["updates"] > 10
     manifest = json.loads((models / "cartpole" / "latest.json").read_text())
     assert manifest["version"] >= 1 and manifest["action"] == {"n": 2}
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
+def test_cartpole_trains_with_central_inference_and_its_learner_on_the_gpu(
+        tmp_path: Path) -> None:
+    cfg = example_config(tmp_path, "local", 'services.learner.device="cuda"',
+                         'services.inference.mode="central"', 'services.inference.device="cuda"',
+                         "run.stop.mean_return=200", "run.stop.time_s=240")
+    result = run_training(cfg, None, False)
+    assert result["stop_reason"].startswith("mean_return"), result
+    assert result["env_errors"] == 0 and result["inference_mean_batch"] is not None

@@ -1,11 +1,17 @@
-"""A learner's update on the GPU (``services.learner.device = "cuda"``) against the CPU.
+"""The learner and the inference servers on a GPU (``services.learner.device`` and
+``services.inference.device``) against the CPU.
 
-Run: ``python benchmarks/gpu_learner.py [--updates 5]``. In one invocation it times PPO
-updates of the same batches on the CPU (the baseline, with every core torch is given) and,
-when torch sees a GPU, on it: an Atari-sized policy (84x84x4 uint8 frames, the examples' CNN,
-18 actions; 8 fragments of 128 steps, 4 epochs of 4 minibatches) and CartPole's MLP (64x64;
-8 fragments of 128 steps, as ``examples/cartpole_ppo.toml``). It prints seconds per update,
-env steps learned from per second and the GPU's speed-up; without a GPU, the CPU figures.
+Run: ``python benchmarks/gpu.py [--updates 5]``. In one invocation it times, on the CPU (the
+baseline, with every core torch is given) and, when torch sees a GPU, on it:
+
+1. PPO updates of the same batches: an Atari-sized policy (84x84x4 uint8 frames, the
+   examples' CNN, 18 actions; 8 fragments of 128 steps, 4 epochs of 4 minibatches) and
+   CartPole's MLP (64x64; 8 fragments of 128 steps, as ``examples/cartpole_ppo.toml``);
+2. an inference server's forward pass (``Policy.act``: numpy in, numpy out, sampling on the
+   CPU) on batches of 16, 64 and 256 Atari frames, what central inference answers per call.
+
+It prints seconds per update, env steps learned from per second, milliseconds per predict
+call and the GPU's speed-ups; without a GPU, the CPU figures.
 """
 
 from __future__ import annotations
@@ -64,12 +70,44 @@ def seconds_per_update(case: str, device: str, updates: int, data: list[Fragment
     return float(np.median(times))
 
 
+def ms_per_act(device: str, rows: int, calls: int) -> float:
+    """Median milliseconds of one ``Policy.act`` on ``rows`` Atari frames on ``device``."""
+    obs_space, act_space, network = CASES["atari_cnn"]
+    policy = Policy(obs_space, act_space, network, seed=1).to(device)
+    obs = np.random.default_rng(0).integers(0, 256, (rows, *obs_space.shape), dtype=np.uint8)
+    policy.act(obs)
+    times = []
+    for _ in range(calls):
+        start = time.perf_counter()
+        policy.act(obs)  # its answers are numpy on the CPU: the copy back is counted
+        times.append(time.perf_counter() - start)
+    return float(np.median(times)) * 1000
+
+
+def inference_rows(gpu: bool, calls: int) -> dict[str, dict[str, float]]:
+    """Milliseconds per predict call and frames answered per second, per batch size."""
+    rows = {}
+    for n in (16, 64, 256):
+        row = {"cpu_ms": round(ms_per_act("cpu", n, calls), 2)}
+        if gpu:
+            row["cuda_ms"] = round(ms_per_act("cuda", n, calls), 2)
+            row["speedup"] = round(row["cpu_ms"] / row["cuda_ms"], 2)
+        row.update({f"{d}_frames_per_s": round(n / row[f"{d}_ms"] * 1000)
+                    for d in ("cpu", "cuda") if f"{d}_ms" in row})
+        rows[f"act_{n}"] = row
+        print(f"inference, {n} Atari frames per call: " + ", ".join(
+            f"{k} {v}" for k, v in row.items()), flush=True)
+    return rows
+
+
 def main() -> None:
-    """Each case on the CPU, then on the GPU when there is one; one line each and JSON."""
+    """Updates, then predict calls, each on the CPU and on the GPU when there is one; one
+    line each and JSON."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--updates", type=int, default=5)
     parser.add_argument("--fragments", type=int, default=8)
     parser.add_argument("--steps", type=int, default=128)
+    parser.add_argument("--calls", type=int, default=20, help="predict calls timed per size")
     args = parser.parse_args()
     gpu = torch.cuda.is_available()
     rows = {"torch": torch.__version__, "cpu_threads": torch.get_num_threads(),
@@ -86,6 +124,7 @@ def main() -> None:
         rows[case] = row
         print(f"{case}: {steps} steps per update; " + ", ".join(
             f"{k} {v}" for k, v in row.items()), flush=True)
+    rows["inference"] = inference_rows(gpu, args.calls)
     print(json.dumps(rows, indent=1))
 
 
