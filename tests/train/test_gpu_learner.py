@@ -66,3 +66,26 @@ def test_cartpole_trains_with_central_inference_and_its_learner_on_the_gpu(
     result = run_training(cfg, None, False)
     assert result["stop_reason"].startswith("mean_return"), result
     assert result["env_errors"] == 0 and result["inference_mean_batch"] is not None
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
+def test_a_league_trains_with_its_learners_and_inference_servers_on_the_gpu(
+        inline_only: str, tmp_path: Path) -> None:
+    """Two players' learners and the inference server (the trainable policies and the frozen
+    snapshots of its cache) on the GPU; main beats the random bot as on the CPU."""
+    from msagent.rundir import RunDir
+    from tests.train.test_multi_discrete_runs import TWIN, _beats_random
+    from tests.train.helpers import train_until
+    from tests.train.test_league_runs import smallest_league
+
+    cfg = smallest_league(tmp_path, TWIN.read_text(), "run.stop.time_s=150",
+                          'services.learner.device="cuda"', 'services.inference.mode="central"',
+                          'services.inference.device="cuda"', "services.evaluator.num=1",
+                          "services.env_worker.num_envs=8", "league.min_games=5",
+                          'services.evaluator.opponents=["bot:random"]',
+                          'league.bots.random="msagent:random"')
+    run_dir = RunDir.create(cfg.run.root, cfg.run.name)
+    result = train_until(cfg, run_dir, lambda: _beats_random(run_dir), 150,
+                         "main to win 90 % of 40 games from each seat against bot:random")
+    assert result["env_errors"] == 0, result
+    assert result["league"]["summary"]["historical"] >= 2  # snapshots served from the cache
