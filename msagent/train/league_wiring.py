@@ -22,6 +22,7 @@ from msagent.services.league_client import home_players
 from msagent.services.model_pool import ModelPoolService
 from msagent.services.replay_buffer import ReplayBufferService
 from msagent.train import wiring
+from msagent.train.gpu_share import gpu_instances, gpu_resources
 from msagent.train.initial_weights import initial_weights
 from msagent.user_scripts import game_factory
 from msagent.vocabulary import ModelKey, PolicyRef
@@ -61,9 +62,10 @@ def connect_league(cfg: TrainConfig, run: wiring.RunInfo) -> wiring.Services:
         started.append(handle)
         return handle
 
+    gpus = gpu_instances(cfg, len(players))
     try:
         learners = {p: start(Learner, name=f"Learner-{p}", num=sv.learner.num,
-                             resources=wiring._res(sv.learner),
+                             resources=gpu_resources(sv.learner, gpus),
                              args=(_learner_settings(cfg, run, p, tables[p], per_update[p],
                                                      initial.get(p)),))
                     for p in players}
@@ -74,7 +76,7 @@ def connect_league(cfg: TrainConfig, run: wiring.RunInfo) -> wiring.Services:
         per_server = -(-sv.env_worker.num // max(sv.inference.num, 1))
         inference = start(configured(sv.inference.batch or per_server, sv.inference.max_wait_ms),
                           num=sv.inference.num, name="InferenceServer",
-                          resources=wiring._res(sv.inference),
+                          resources=gpu_resources(sv.inference, gpus),
                           args=(scripts, sv.inference.cache_size, sv.inference.device)) \
             if central else None
         seats_cfg = LeagueSeats(tables, dict(league.bots), sv.inference.cache_size,

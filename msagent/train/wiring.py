@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from msagent.config import TrainConfig
+from msagent.train.gpu_share import gpu_instances, gpu_resources
 from msagent.train.supported import check_supported
 from msagent.rundir.directory import SPILL_NAME
 from msagent.runtime import ServiceHandle, launch
@@ -115,7 +116,8 @@ def connect_services(cfg: TrainConfig, run: RunInfo) -> Services:
     share = share_of(sv.env_worker.num_envs, seats)
     batch = sv.learner.batch_fragments or sum(feeds.values())
     try:  # the slowest to build first: Ray starts two processes at a time on two cores
-        learner = start(Learner, num=sv.learner.num, resources=_res(sv.learner),
+        gpus = gpu_instances(cfg, 1)
+        learner = start(Learner, num=sv.learner.num, resources=gpu_resources(sv.learner, gpus),
                         args=(LearnerSettings(
             scripts=scripts, ppo=cfg.ppo_config(), table=table.name, policy_id=POLICY_ID,
             batch_fragments=batch,
@@ -128,7 +130,7 @@ def connect_services(cfg: TrainConfig, run: RunInfo) -> Services:
         per_server = -(-sv.env_worker.num // max(sv.inference.num, 1))  # ceil
         inference = start(configured(sv.inference.batch or per_server, sv.inference.max_wait_ms),
                           num=sv.inference.num, name="InferenceServer",
-                          resources=_res(sv.inference),
+                          resources=gpu_resources(sv.inference, gpus),
                           args=(scripts, sv.inference.cache_size, sv.inference.device)) \
             if central else None
         readers = start(StoreReader, num=cfg.data.readers, resources=_res(sv.env_worker),
