@@ -47,3 +47,10 @@ def to_device(batch: dict[str, Tensor], device: torch.device) -> dict[str, Tenso
     if device.type == "cpu":
         return batch
     return {k: v.to(device, non_blocking=True) for k, v in batch.items()}
+
+
+def device_name(device: torch.device) -> str:
+    """``cpu``, or the GPU as ``cuda:0 (NVIDIA H200)``: what a service logs it runs on."""
+    if device.type != "cuda":
+        return str(device)
+    return f"{device} ({torch.cuda.get_device_name(device)})"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import threading
 from dataclasses import dataclass
 from typing import Any
@@ -11,7 +12,7 @@ import numpy as np
 from msagent.envs import Acted
 from msagent.policy import ActOutput
 from msagent.policy.cache import PolicyCache
-from msagent.policy.devices import resolve_device
+from msagent.policy.devices import device_name, resolve_device
 from msagent.runtime import Solver, register
 from msagent.services.params import PolicyFollower
 from msagent.user_scripts import build_policy
@@ -57,6 +58,9 @@ class InferenceServer:
     def __init__(self, scripts: PolicyScripts, cache_size: int = 8, device: str = "cpu") -> None:
         self.scripts, self.cache_size = scripts, cache_size
         self.device = resolve_device(device, "services.inference.device")  # fails early
+        if self.device.type != "cpu":
+            logging.getLogger("msagent.inference").info("inference server runs on %s",
+                                                        device_name(self.device))
         self._followers: dict[str, PolicyFollower] = {}
         self._frozen = PolicyCache(self._build, pull_weights, cache_size)
         self._stop = threading.Event()

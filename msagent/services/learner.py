@@ -6,13 +6,14 @@ Checkpoints are asked for by the driver (``checkpoint``), which adds its own pro
 
 from __future__ import annotations
 
+import logging
 import threading
 from dataclasses import dataclass
 from typing import Any
 
 from msagent.errors import ErrorInfo, RateLimitTimeout
 from msagent.policy import PPOConfig
-from msagent.policy.devices import resolve_device
+from msagent.policy.devices import device_name, resolve_device
 from msagent.policy.algorithms.impala import ALGORITHMS
 from msagent.rundir import RunDir
 from msagent.runtime import Solver, current_instance, publish, register
@@ -81,8 +82,11 @@ class Learner:
         self.s = settings
         sc = settings.scripts
         policy = build_policy(sc.env_script, sc.agent_script, sc.env_params, sc.seed)
-        self.ppo = ALGORITHMS[settings.algorithm](policy.to(resolve_device(settings.device)),
-                                                  settings.ppo)
+        device = resolve_device(settings.device)
+        self.ppo = ALGORITHMS[settings.algorithm](policy.to(device), settings.ppo)
+        if device.type != "cpu":
+            logging.getLogger("msagent.learner").info(
+                "learner %s trains on %s", settings.policy_id, device_name(device))
         self.c, self.error = LearnerCounters(), None
         self.rank = current_instance()[1] if settings.group_size > 1 else 0
         self._batch = share(settings.batch_fragments, settings.group_size)
