@@ -81,7 +81,8 @@ class InferenceServer:
                 answers[i] = Acted(part, key)
         return answers  # type: ignore[return-value]
 
-    def _policy(self, policy_id: str, version: int | None, min_version: int) -> tuple[Any, ModelKey]:
+    def _policy(self, policy_id: str, version: int | None,
+                min_version: int) -> tuple[Any, ModelKey]:
         """The trainable policy (newest weights) or a frozen snapshot, and its key."""
         if version is None:
             follower = self._followers.get(policy_id)
