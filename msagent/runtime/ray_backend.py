@@ -11,7 +11,7 @@ import threading
 import time
 from typing import Any
 
-from msagent.errors import MsagentError, SerializationError
+from msagent.errors import ConfigError, MsagentError, SerializationError
 from msagent.runtime import state
 from msagent.runtime.backend import Backend, InstanceGone, Resources, Route, ServiceView
 from msagent.runtime.channel import ChannelClients
@@ -54,6 +54,7 @@ class RayBackend(Backend):
                  torch_threads: int = 1, num_cpus: int | None = None,
                  log_file: str | None = None) -> None:
         ray = self._ray = _import_ray(address is None)
+        self._embedded = address is None
         self._owns_ray = not ray.is_initialized()
         if self._owns_ray:
             ray.init(address=address, namespace=namespace, include_dashboard=False,
@@ -75,6 +76,8 @@ class RayBackend(Backend):
                args: tuple[Any, ...], kwargs: dict[str, Any], wait: bool = True) -> RayHandle:
         """Start ``num`` actors of ``cls`` and register them under ``name`` (``wait=False``:
         once ``wait_ready`` is called, so that several services start in parallel)."""
+        if self._embedded:
+            self._check_feasible(name, resources)
         handle = RayHandle(self, cls, name, resources, (args, kwargs))
         if not self._ray.get(self.registry.claim.remote(name, handle.specs)):
             raise MsagentError(f"a service named {name!r} is already running; "
@@ -85,6 +88,27 @@ class RayBackend(Backend):
         with self._lock:
             self._handles.append(handle)
         return handle
+
+    def _check_feasible(self, name: str, resources: Resources) -> None:
+        """Refuse, naming them, resources this machine's Ray lacks: an actor asking for
+        them would wait for ever (an embedded Ray gains no nodes).
+
+        Raises:
+            ConfigError: a GPU share on a machine without one, or a cluster's custom resource.
+        """
+        total = self._ray.cluster_resources()
+        need = {"GPU": resources.num_gpus, **resources.custom}
+        short = {k: v for k, v in need.items() if v and v > total.get(k, 0.0)}
+        if not short:
+            return
+        asked = ", ".join(f"{v:g} {k}" for k, v in short.items())
+        has = ", ".join(f"{total.get(k, 0.0):g} {k}" for k in short)
+        why = (["a GPU share: its device names a GPU (services.<name>.device) or its "
+                "resources.num_gpus is set"] if "GPU" in short else []) + \
+            (["custom resources name the nodes of a Ray cluster: pass --address"]
+             if set(short) - {"GPU"} else [])
+        raise ConfigError(f"service {name!r} asks for {asked} per instance, but the Ray this "
+                          f"run started on this machine has {has}; {'; '.join(why)}")
 
     def lookup(self, service: str, known_epoch: int) -> ServiceView | None:
         """Ask the registry for the service's view if it changed."""

@@ -66,6 +66,22 @@ class _SlowRegistry:
         return ServiceView(self.epoch, {}, [(f"{service}#0", object())])
 
 
+def test_resources_the_embedded_ray_lacks_are_refused_instead_of_waited_for(
+        ray_only: str) -> None:
+    """An actor asking for a GPU on a machine without one (or a cluster's custom resource)
+    would wait for ever; the launch is refused naming what is missing."""
+    from msagent.errors import ConfigError
+    from msagent.runtime import Resources
+
+    with pytest.raises(ConfigError, match=r"service 'Gpu' asks for 0.5 GPU per instance, but "
+                       r"the Ray this run started on this machine has 0 GPU; a GPU share"):
+        launch(SlowStart, name="Gpu", resources=Resources(num_gpus=0.5))
+    with pytest.raises(ConfigError, match=r"asks for 0.01 msagent_head .*has 0 msagent_head; "
+                       r"custom resources name the nodes of a Ray cluster: pass --address"):
+        launch(SlowStart, name="Head", resources=Resources(custom={"msagent_head": 0.01}))
+    assert not {"Gpu", "Head"} & set(state.current().services())
+
+
 def test_a_stale_route_view_is_refreshed_without_blocking_the_caller() -> None:
     registry = _SlowRegistry(delay_s=0.5)
     router = Router(registry, "svc")  # type: ignore[arg-type]
