@@ -18,6 +18,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+from msagent.envs.adapters.gymnasium import masked_dict
 from msagent.errors import ConfigError, ScriptError
 from msagent.policy import Policy
 
@@ -142,9 +143,11 @@ def _check_privileged(env: Any, policy: Policy, agent_script: str) -> Policy:
 
 def _spaces_of(env: Any, env_script: str) -> Any:
     """The env itself when it is a Gymnasium-shaped env, else its multi-seat adapter (whose
-    spaces are one seat's: PettingZoo and OpenSpiel games)."""
+    spaces are one seat's: PettingZoo and OpenSpiel games, and a Gymnasium env whose
+    observations carry their action mask)."""
     if all(hasattr(env, name) for name in ENV_ATTRIBUTES) and \
-            not callable(getattr(env, "observation_space")):
+            not callable(getattr(env, "observation_space")) and \
+            not masked_dict(env.observation_space):
         return env
     from msagent.envs.adapters import as_multi_agent
 

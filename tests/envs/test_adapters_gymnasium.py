@@ -77,3 +77,43 @@ def test_an_env_class_returned_uncalled_is_refused_with_the_fix() -> None:
         as_multi_agent(tictactoe_v3.raw_env)
     with pytest.raises(ScriptError, match="returned the function make itself"):
         as_multi_agent(gym.make)
+
+
+class _MaskedDictEnv(gym.Env):
+    """Observations as ``{"observation", "action_mask"}`` maps; only action 2 is ever legal,
+    and the episode is truncated after 3 steps."""
+
+    observation_space = gym.spaces.Dict({
+        "observation": gym.spaces.Box(0, 1, (2,), np.float32),
+        "action_mask": gym.spaces.MultiBinary(4)})
+    action_space = gym.spaces.Discrete(4)
+
+    def _obs(self):
+        return {"observation": np.full(2, self.t / 3, np.float32),
+                "action_mask": np.array([0, 0, 1, 0], np.int8)}
+
+    def reset(self, seed=None, options=None):
+        super().reset(seed=seed)
+        self.t, self.actions = 0, []
+        return self._obs(), {}
+
+    def step(self, action):
+        self.actions.append(action)
+        self.t += 1
+        return self._obs(), 1.0, False, self.t >= 3, {}
+
+
+def test_a_dict_observation_with_an_action_mask_gives_the_policy_its_observation_and_mask(
+        ) -> None:
+    env = _MaskedDictEnv()
+    game = as_multi_agent(env)
+    assert game.observation_space == gym.spaces.Box(0, 1, (2,), np.float32)
+    turn = game.reset(seed=0)
+    assert turn.obs[0].shape == (2,) and turn.masks[0].tolist() == [False, False, True, False]
+    with pytest.raises(IllegalActionError, match="not legal; legal actions: \\[2\\]"):
+        game.step({0: 1})
+    assert env.actions == []
+    game.step({0: 2})
+    game.step({0: 2})
+    last = game.step({0: 2})
+    assert last.truncated and last.final_obs[0].tolist() == [1.0, 1.0]

@@ -19,7 +19,9 @@ class GymnasiumAdapter:
     """One-seat :class:`~msagent.envs.multi_agent.MultiAgentEnv` over a Gymnasium env.
 
     Rewards are ``[1]`` arrays; a truncated step puts the last observation in ``final_obs``.
-    An ``info["action_mask"]`` the env provides becomes the seat's mask.
+    An ``info["action_mask"]`` the env provides becomes the seat's mask, as does the
+    ``"action_mask"`` of a ``Dict`` observation of ``"observation"`` and ``"action_mask"``
+    (PettingZoo's and RLlib's convention: the policy then sees ``"observation"`` alone).
     """
 
     seats = (SEAT,)
@@ -27,7 +29,9 @@ class GymnasiumAdapter:
     def __init__(self, env: Any, label: str = "") -> None:
         self.env = env
         self.label = label or _label(env)
-        self.observation_space = env.observation_space
+        space = env.observation_space
+        self._dict_obs = masked_dict(space)
+        self.observation_space = space["observation"] if self._dict_obs else space
         self.action_space = env.action_space
         self._mask: np.ndarray | None = None
         space = env.action_space
@@ -67,14 +71,24 @@ class GymnasiumAdapter:
               info: dict[str, Any]) -> Turn:
         """The Turn of one env step."""
         rewards = np.array([reward], dtype=np.float64)
+        mask = info.get("action_mask") if info else None
+        if self._dict_obs:
+            obs, mask = obs["observation"], obs["action_mask"]
         if terminated or truncated:
             self._mask = None
             final = {0: obs} if truncated else {}
             return Turn((), {}, None, rewards, terminated, truncated, final)
-        mask = info.get("action_mask") if info else None
         self._mask = None if mask is None else np.asarray(mask, dtype=bool)
         masks = None if mask is None else {0: self._mask}
         return Turn(_TO_ACT, {0: obs}, masks, rewards)
+
+
+def masked_dict(space: Any) -> bool:
+    """Whether observations are ``{"observation": ..., "action_mask": ...}`` maps."""
+    import gymnasium as gym
+
+    return isinstance(space, gym.spaces.Dict) and set(space.spaces) == {"observation",
+                                                                         "action_mask"}
 
 
 def _label(env: Any) -> str:
