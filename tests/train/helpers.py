@@ -26,6 +26,28 @@ def example_config(root: Path, mode: str, *overrides: str) -> TrainConfig:
                                  "logging.tensorboard=false", *overrides])
 
 
+SMALL_MLP_AGENT = '''from msagent.policy import NetworkConfig, Policy
+
+
+def make_policy(observation_space, action_space, seed=None):
+    return Policy(observation_space, action_space, NetworkConfig(hidden=(32,)), seed=seed)
+'''
+
+
+def one_seat_config(root: Path, env_source: str, mean_return: float) -> TrainConfig:
+    """A quiet one-process PPO run of the env script ``env_source`` (one worker of 8 envs,
+    32-step fragments, a 32-unit MLP) that stops at ``mean_return`` (or after 120 s)."""
+    (root / "env.py").write_text(env_source)
+    (root / "agent.py").write_text(SMALL_MLP_AGENT)
+    toml = root / "run.toml"
+    toml.write_text(f'[run]\nname = "one_seat"\nseed = 0\nmode = "local"\nroot = '
+                    f'{json.dumps(str(root))}\n[run.stop]\ntime_s = 120\n'
+                    f'mean_return = {mean_return}\n[scripts]\nenv = "env.py"\n'
+                    'agent = "agent.py"\n[services.env_worker]\nnum = 1\nnum_envs = 8\n'
+                    'fragment_len = 32\n[logging]\nprogress = false\ntensorboard = false\n')
+    return load_config(toml)
+
+
 def feed_state(run_dir: RunDir) -> dict[str, Any]:
     """The run's dashboard feed (progress, placements, replacements), or {} before the first."""
     try:

@@ -4,12 +4,10 @@ acts within the mask."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
-from msagent.config import load_config
 from msagent.train import run_training
-from tests.train.test_league_runs import MLP_AGENT
+from tests.train.helpers import one_seat_config
 
 MASKED = '''
 """Show a target (one of 4) one-hot; two other actions are banned each step. 1 for the
@@ -51,14 +49,6 @@ def make_env():
 
 
 def test_a_dict_observation_with_its_action_mask_trains(tmp_path: Path) -> None:
-    (tmp_path / "env.py").write_text(MASKED)
-    (tmp_path / "agent.py").write_text(MLP_AGENT)
-    toml = tmp_path / "run.toml"
-    toml.write_text(f'[run]\nname = "masked"\nseed = 0\nmode = "local"\nroot = '
-                    f'{json.dumps(str(tmp_path))}\n[run.stop]\ntime_s = 120\nmean_return = 19\n'
-                    '[scripts]\nenv = "env.py"\nagent = "agent.py"\n[services.env_worker]\n'
-                    'num = 1\nnum_envs = 8\nfragment_len = 32\n'
-                    '[logging]\nprogress = false\ntensorboard = false\n')
-    result = run_training(load_config(toml), None, False)
+    result = run_training(one_seat_config(tmp_path, MASKED, 19), None, False)
     assert result["stop_reason"].startswith("mean_return"), result  # random legal play: 10
     assert result["env_errors"] == 0

@@ -4,20 +4,19 @@ then is evaluated and exported to ONNX like any other."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import numpy as np
 
 from msagent.client.onnx_policy import OnnxPolicy
-from msagent.config import dump_config, load_config
+from msagent.config import dump_config
 from msagent.evaluate import evaluate_run
 from msagent.exporting.run_export import export_run
 from msagent.rundir import RunDir
 from msagent.train import run_training
 from tests.envs.twin_target_game import TwinTarget
-from tests.train.helpers import feed_state, train_until
-from tests.train.test_league_runs import MLP_AGENT, smallest_league
+from tests.train.helpers import feed_state, one_seat_config, train_until
+from tests.train.test_league_runs import smallest_league
 
 TWIN = Path(__file__).resolve().parents[1] / "envs" / "twin_target_game.py"
 
@@ -56,15 +55,7 @@ def make_env():
 
 
 def test_ppo_learns_both_parts_of_a_multi_discrete_action(tmp_path: Path) -> None:
-    (tmp_path / "env.py").write_text(PICK_TWO)
-    (tmp_path / "agent.py").write_text(MLP_AGENT)
-    toml = tmp_path / "run.toml"
-    toml.write_text(f'[run]\nname = "pick"\nseed = 0\nmode = "local"\nroot = '
-                    f'{json.dumps(str(tmp_path))}\n[run.stop]\ntime_s = 120\nmean_return = 19\n'
-                    '[scripts]\nenv = "env.py"\nagent = "agent.py"\n[services.env_worker]\n'
-                    'num = 1\nnum_envs = 8\nfragment_len = 32\n'
-                    '[logging]\nprogress = false\ntensorboard = false\n')
-    result = run_training(load_config(toml), None, False)
+    result = run_training(one_seat_config(tmp_path, PICK_TWO, 19), None, False)
     assert result["stop_reason"].startswith("mean_return"), result  # random play: 8.3
     assert result["env_errors"] == 0 and result["dropped_fragments"] == 0
 
