@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from msagent.envs.adapters.base import multi_nvec
 from msagent.errors import IllegalActionError, ScriptError
 from msagent.user_scripts import load_script
 from msagent.vocabulary import BUILTIN_RANDOM
@@ -146,11 +147,11 @@ def action_batch(actions: list[Any], bot: str) -> np.ndarray:
 def random_action(space: Any, mask: np.ndarray | None, rng: np.random.Generator) -> Any:
     """A uniformly random legal action (one of the mask's, else the space's sample; for a
     multi-discrete space one of each component's, its mask's slice side by side)."""
-    nvec = getattr(space, "nvec", None)
+    nvec = multi_nvec(space)
     if mask is not None and nvec is not None:
         starts = np.concatenate([[0], np.cumsum(nvec)]).astype(int)
-        return np.array([rng.choice(np.flatnonzero(mask[a:b])) for a, b in
-                         zip(starts[:-1], starts[1:], strict=True)], np.int64) + space.start
+        return np.array([rng.choice(np.flatnonzero(mask[a:b])) for a, b in zip(
+            starts[:-1], starts[1:], strict=True)], np.int64) + getattr(space, "start", 0)
     if mask is not None:
         return int(rng.choice(np.flatnonzero(mask)))
     action = space.sample()

@@ -112,3 +112,11 @@ def test_validate_env_passes_the_game_and_flags_a_component_with_no_legal_choice
                       "def make_env():\n    return NoSize()\n")
     report = validate_env(str(script), {}, steps=50)
     assert not report.ok and "mask allows no action" in report.render()
+
+
+def test_the_random_bot_keeps_to_a_multi_binary_mask() -> None:
+    space = gym.spaces.MultiBinary(3)
+    mask = np.array([1, 0, 1, 1, 0, 1], bool)  # first 0, second 0 or 1, third 1
+    rows = np.array([random_action(space, mask, np.random.default_rng(i)) for i in range(60)])
+    assert (rows[:, 0] == 0).all() and (rows[:, 2] == 1).all() and set(rows[:, 1]) == {0, 1}
+    assert all(check_action("g", "p", row, mask, space).tolist() == row.tolist() for row in rows)
