@@ -34,18 +34,28 @@ class PlayedEpisode:
 
 def play_episode(env: Any, policy: Any, rng: np.random.Generator, seed: int | None = None,
                  greedy: bool = False) -> PlayedEpisode:
-    """Play one episode of ``env`` with ``policy`` (an OnnxPolicy), sampling with ``rng``."""
-    obs, _ = env.reset(seed=seed)
+    """Play one episode of ``env`` with ``policy`` (an OnnxPolicy), sampling with ``rng``
+    within the env's action masks (``info["action_mask"]``, or observations that are
+    ``{"observation", "action_mask"}`` maps, whose ``"observation"`` is what is kept)."""
+    raw, info = env.reset(seed=seed)
     steps: list[tuple] = []
     terminated = truncated = False
     while not (terminated or truncated):
-        action, logp = policy.act(np.asarray(obs), greedy=greedy, rng=rng)
-        nxt, reward, terminated, truncated, _ = env.step(_env_action(policy, action))
+        obs, mask = _observed(raw, info)
+        action, logp = policy.act(obs, mask, greedy=greedy, rng=rng)
+        raw, reward, terminated, truncated, info = env.step(_env_action(policy, action))
         steps.append((obs, action, reward, logp))
-        obs = nxt
     o, a, r, lp = zip(*steps)
     return PlayedEpisode(np.asarray(o, np.float32), np.asarray(a), np.asarray(r, np.float32),
                          np.asarray(lp, np.float32), bool(terminated), bool(truncated))
+
+
+def _observed(raw: Any, info: Any) -> tuple[np.ndarray, np.ndarray | None]:
+    """The observation and the action mask (None when the env gives none) of one step."""
+    if isinstance(raw, dict) and set(raw) == {"observation", "action_mask"}:
+        return np.asarray(raw["observation"]), np.asarray(raw["action_mask"], bool)
+    mask = info.get("action_mask") if isinstance(info, dict) else None
+    return np.asarray(raw), None if mask is None else np.asarray(mask, bool)
 
 
 def _env_action(policy: Any, action: Any) -> Any:
