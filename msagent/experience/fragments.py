@@ -205,7 +205,7 @@ def check_actions_fit(records: list[EpisodeRecord], spec: ActionSpec, game: str)
     if not records:
         return
     stored, wanted = _stored_space(records[0]), _policy_space(spec)
-    fits = stored == wanted.split("(")[0] if wanted.startswith("Discrete") else stored == wanted
+    fits = stored == _policy_space(spec, sized=False)
     if fits and not spec.continuous:
         high = np.max([r.actions.max(axis=0) for r in records], axis=0)
         if np.any(high >= np.asarray(spec.nvec or spec.size)):
@@ -225,11 +225,14 @@ def _stored_space(record: EpisodeRecord) -> str:
     return f"Box({list(record.actions.shape[1:])})"
 
 
-def _policy_space(spec: ActionSpec) -> str:
-    """A policy's action space in the words of :func:`_stored_space`."""
+def _policy_space(spec: ActionSpec, sized: bool = True) -> str:
+    """A policy's action space in the words of :func:`_stored_space` (``sized=False``: a
+    Discrete one without its size, as a store gives it)."""
     if spec.nvec is not None:
         return f"MultiDiscrete({list(spec.nvec)})"
-    return f"Box({[spec.size]})" if spec.continuous else f"Discrete({spec.size})"
+    if spec.continuous:
+        return f"Box({[spec.size]})"
+    return f"Discrete({spec.size})" if sized else "Discrete"
 
 
 def _logp(record: EpisodeRecord) -> np.ndarray:
