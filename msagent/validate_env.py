@@ -19,6 +19,7 @@ import gymnasium as gym
 import numpy as np
 
 from msagent.envs.adapters import as_multi_agent
+from msagent.envs.adapters.base import multi_nvec
 from msagent.envs.bots import random_action
 from msagent.envs.teams import teams_of
 from msagent.envs.checks import ObsChecker
@@ -288,7 +289,7 @@ def _mask_problem(turn: Turn, game: MultiAgentEnv, checker: ObsChecker, step: in
     actions, each component's choices side by side, with a legal choice each)."""
     if turn.masks is None:
         return None
-    nvec = getattr(game.action_space, "nvec", None)
+    nvec = multi_nvec(game.action_space)
     parts = None if nvec is None else np.cumsum(nvec)[:-1]
     size = getattr(game.action_space, "n", None) if nvec is None else int(np.sum(nvec))
     for seat, mask in turn.masks.items():
