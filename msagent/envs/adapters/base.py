@@ -154,8 +154,6 @@ def _checked_row(game: str, seat: str, action: Any, mask: np.ndarray | None, spa
 def multi_nvec(space: Any) -> np.ndarray | None:
     """The choices per component of a 1-d MultiDiscrete (``nvec``) or MultiBinary (all 2)
     space; None for any other space."""
-    import gymnasium as gym
-
     if isinstance(space, gym.spaces.MultiDiscrete) and len(space.shape) == 1:
         return np.asarray(space.nvec)
     if isinstance(space, gym.spaces.MultiBinary) and len(space.shape) == 1:
@@ -165,8 +163,6 @@ def multi_nvec(space: Any) -> np.ndarray | None:
 
 def _is_discrete(space: Any) -> bool:
     """Whether ``space`` is a gymnasium Discrete space."""
-    import gymnasium as gym
-
     return isinstance(space, gym.spaces.Discrete)
 
 
