@@ -172,6 +172,7 @@ def _upload_route(app: FastAPI, gw: Gateway) -> None:
     app.add_api_route(UPLOAD_ROUTE, upload, methods=["POST"], status_code=201,
                       tags=["experience"], openapi_extra=_UPLOAD_OPENAPI,
                       responses=_UPLOAD_RESPONSES, name="upload_episode")
+    app.state.upload_handler = upload  # msagent serve's UploadProtocol calls it directly
     build_stack = app.build_middleware_stack
     app.build_middleware_stack = lambda: UploadFastPath(build_stack(), upload)  # type: ignore
 

@@ -76,10 +76,18 @@ class UploadFastPath:
         if found is None:
             await self.app(scope, receive, send)
             return
-        try:
-            response = await self.handler(found[1], RawUpload(scope, receive))
-        except Refused as exc:
-            response = error_response(exc.status, exc.reason, exc.headers)
-        except Exception as exc:
-            response = unexpected_on("POST", scope["path"], exc)
+        response = await answer_upload(self.handler, found[1], RawUpload(scope, receive),
+                                       scope["path"])
         await response(scope, receive, send)
+
+
+async def answer_upload(handler: Handler, game: str, request: UploadRequest,
+                        path: str) -> Response:
+    """The handler's answer to an upload: its response, a refusal in the one error shape, or a
+    logged generic 500 (never a traceback)."""
+    try:
+        return await handler(game, request)
+    except Refused as exc:
+        return error_response(exc.status, exc.reason, exc.headers)
+    except Exception as exc:
+        return unexpected_on("POST", path, exc)

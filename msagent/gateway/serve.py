@@ -66,11 +66,13 @@ def _run_uvicorn(cfg: GatewayConfig, config: Path, sock: socket.socket, redis_ur
     (uvicorn's supervisor, which restarts a worker that dies)."""
     import uvicorn
 
+    from msagent.gateway.upload_protocol import UploadProtocol
+
     host, port = sock.getsockname()[:2]
     url = f"http://{f'[{host}]' if ':' in host else host}:{port}"
     workers = cfg.gateway.workers
     options: dict[str, Any] = {
-        "loop": "uvloop", "http": "httptools", "lifespan": "on", "log_level": "warning",
+        "loop": "uvloop", "http": UploadProtocol, "lifespan": "on", "log_level": "warning",
         "access_log": False, "timeout_graceful_shutdown": 10,
         "proxy_headers": False,  # no X-Forwarded-* rewriting: nothing uses the client address
         "server_header": False}  # clients need not know the server software

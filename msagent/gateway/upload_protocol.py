@@ -1,0 +1,196 @@
+"""Uploads answered inside uvicorn's HTTP protocol: the request goes from the parser straight
+to the upload handler, and its answer back to the socket in one write.
+
+Hand-written because no server layer is thinner: :class:`~msagent.gateway.fast_upload.
+UploadFastPath` already skips FastAPI, yet on the way there and back uvicorn builds an ASGI
+scope, a request-response cycle with its event, receive and send messages, and Starlette a
+``Response`` that uvicorn writes in two socket writes after checking every header. Under load
+that plumbing cost about as much of the gateway's one core as the upload's own checks.
+
+:class:`UploadProtocol` is uvicorn's ``HttpToolsProtocol`` (``uvicorn.Config(http=...)``) with
+one change: a ``POST /v1/games/{game}/episodes`` that arrives while nothing else is in flight on
+its connection is answered by the same handler as the route, reading the same headers and the
+same body chunks (so the same checks and refusals, in the same order: a body past the cap is
+refused having read at most the cap plus one chunk). Everything else, pipelined requests
+included, takes uvicorn's own path, and so to the ASGI app. Keep-alive, ``Expect:
+100-continue``, flow control, client disconnects and graceful shutdown behave as uvicorn's.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import urllib.parse
+from collections import deque
+from collections.abc import AsyncIterator
+from typing import Any
+
+import httptools
+from starlette.requests import ClientDisconnect
+from starlette.responses import Response
+from uvicorn.protocols.http.flow_control import HIGH_WATER_LIMIT
+from uvicorn.protocols.http.httptools_impl import STATUS_LINE, HttpToolsProtocol
+
+from msagent.gateway.fast_upload import UPLOAD_PATH, Handler, answer_upload
+
+_CLOSE = b"connection: close\r\n"
+
+
+class DirectUpload:
+    """One upload on the direct path: the handler's request (headers, body chunks) and, in
+    uvicorn's ``cycle`` slot of the connection, the state uvicorn reads of a cycle.
+
+    Args:
+        protocol: The connection's protocol.
+        headers: The request's headers (lower-case names; the first of repeated ones).
+        keep_alive: Whether the connection stays open after the answer.
+        expect_100: Whether the client waits for ``100 Continue`` before its body.
+    """
+
+    def __init__(self, protocol: UploadProtocol, headers: dict[str, str], keep_alive: bool,
+                 expect_100: bool) -> None:
+        self.protocol = protocol
+        self.headers = headers
+        self.keep_alive = keep_alive
+        self.expect_100 = expect_100
+        self.chunks: deque[bytes] = deque()
+        self.buffered = 0
+        self.complete = False  # the whole body has arrived
+        self.response_complete = False  # read by uvicorn (pipelining, shutdown)
+        self.disconnected = False
+        self.message_event = self  # connection_lost calls .set() on it
+        self._waiter: asyncio.Future[None] | None = None
+
+    def add(self, chunk: bytes) -> None:
+        """A body chunk from the parser (dropped once the answer is out)."""
+        if self.response_complete:
+            return
+        self.chunks.append(chunk)
+        self.buffered += len(chunk)
+        if self.buffered > HIGH_WATER_LIMIT:
+            self.protocol.flow.pause_reading()
+        self.set()
+
+    def end(self) -> None:
+        """The body is complete."""
+        self.complete = True
+        self.set()
+
+    def set(self) -> None:
+        """Wake the handler waiting for body (also: the connection was lost)."""
+        if self._waiter is not None and not self._waiter.done():
+            self._waiter.set_result(None)
+
+    async def stream(self) -> AsyncIterator[bytes]:
+        """The body's chunks as they arrive; ClientDisconnect when the client goes away."""
+        while True:
+            while self.chunks:
+                chunk = self.chunks.popleft()
+                self.buffered -= len(chunk)
+                yield chunk
+            if self.complete:
+                return
+            if self.disconnected:
+                raise ClientDisconnect()
+            await self._more()
+
+    async def _more(self) -> None:
+        """Wait for the next chunk (sending ``100 Continue`` first if the client asked)."""
+        transport = self.protocol.transport
+        if self.expect_100 and not transport.is_closing():
+            transport.write(b"HTTP/1.1 100 Continue\r\n\r\n")
+        self.expect_100 = False
+        self.protocol.flow.resume_reading()
+        self._waiter = asyncio.get_running_loop().create_future()
+        await self._waiter
+
+
+class UploadProtocol(HttpToolsProtocol):
+    """uvicorn's httptools protocol, answering uploads without the ASGI round (see the module
+    docstring); the handler is the app's ``state.upload_handler``, if it has one."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.upload_handler = _handler_of(self.app) if self.limit_concurrency is None else None
+        self._receiving: DirectUpload | None = None
+
+    def on_message_begin(self) -> None:
+        """A new request: not a direct upload until its headers say so."""
+        self._receiving = None
+        super().on_message_begin()
+
+    def on_headers_complete(self) -> None:
+        """Start a direct upload, or hand the request to uvicorn."""
+        game = self._direct_game()
+        if game is None:
+            super().on_headers_complete()
+            return
+        keep_alive = self.parser.should_keep_alive()
+        headers = {name.decode("latin-1"): value.decode("latin-1")
+                   for name, value in reversed(self.headers)}
+        upload = DirectUpload(self, headers, keep_alive, self.expect_100_continue)
+        self.cycle = self._receiving = upload  # type: ignore[assignment]
+        task = self.loop.create_task(self._answer(game, upload))
+        task.add_done_callback(self.tasks.discard)
+        self.tasks.add(task)
+
+    def _direct_game(self) -> str | None:
+        """The game of an upload this connection can answer directly, else None."""
+        if (self.upload_handler is None or self.parser.get_method() != b"POST"
+                or self.parser.should_upgrade() or self.parser.get_http_version() != "1.1"
+                or not (self.cycle is None or self.cycle.response_complete)):
+            return None
+        path = httptools.parse_url(self.url).path.decode("ascii")
+        if "%" in path:
+            path = urllib.parse.unquote(path)
+        found = UPLOAD_PATH.fullmatch(self.root_path + path)
+        return None if found is None else found[1]
+
+    def on_body(self, body: bytes) -> None:
+        """Body of a direct upload to it; else uvicorn's."""
+        if self._receiving is None:
+            super().on_body(body)
+        else:
+            self._receiving.add(body)
+
+    def on_message_complete(self) -> None:
+        """End of a direct upload's body; else uvicorn's."""
+        if self._receiving is None:
+            super().on_message_complete()
+        else:
+            self._receiving.end()
+            self._receiving = None
+
+    async def _answer(self, game: str, upload: DirectUpload) -> None:
+        """Run the handler and write its answer."""
+        assert self.upload_handler is not None
+        response = await answer_upload(self.upload_handler, game, upload,
+                                       f"/v1/games/{game}/episodes")
+        self._write(upload, response)
+
+    def _write(self, upload: DirectUpload, response: Response) -> None:
+        """The whole answer in one write; then uvicorn's keep-alive and pipelining go on."""
+        upload.response_complete = True
+        if upload.disconnected or self.transport.is_closing():
+            return
+        parts = [STATUS_LINE[response.status_code]]
+        for name, value in (*self.server_state.default_headers, *response.raw_headers):
+            parts += (name, b": ", value, b"\r\n")
+        if not upload.keep_alive:
+            parts.append(_CLOSE)
+        parts += (b"\r\n", response.body)
+        self.transport.write(b"".join(parts))
+        if not upload.keep_alive:
+            self.transport.close()
+        self.on_response_complete()
+
+
+def _handler_of(app: Any) -> Handler | None:
+    """The upload handler an app (or the app inside uvicorn's wrappers) declares, if any."""
+    for _ in range(8):
+        handler = getattr(getattr(app, "state", None), "upload_handler", None)
+        if handler is not None:
+            return handler
+        app = getattr(app, "app", None)
+        if app is None:
+            return None
+    return None
