@@ -151,7 +151,7 @@ def decode_array(value: Any, name: str) -> np.ndarray:
     before any memory is allocated, so a huge declared length costs nothing. The array is a
     read-only view of ``data`` (no copy).
     """
-    if not isinstance(value, dict) or len(value) != 3 or not _ARRAY_KEYS.issuperset(value):
+    if not isinstance(value, dict) or value.keys() != _ARRAY_KEYS:
         raise RecordError(f"{name}: expected a map with exactly dtype, shape and data")
     dtype, shape, data = value["dtype"], value["shape"], value["data"]
     np_dtype = _DTYPES.get(dtype) if isinstance(dtype, str) else None

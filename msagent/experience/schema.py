@@ -99,8 +99,10 @@ class GameSchema(BaseModel):
                        action_shape=action_space.shape, max_steps=max_steps)
         raise RecordError(f"game {name!r}: action space {action_space} cannot be uploaded")
 
-    def validate_upload(self, body: Any, provenance: Provenance) -> EpisodeRecord:
-        """The checked record of one decoded upload body; RecordError says what is wrong."""
+    def validate_upload(self, body: Any, provenance: Provenance,
+                        scan_values: bool = True) -> EpisodeRecord:
+        """The checked record of one decoded upload body; RecordError says what is wrong
+        (``scan_values``: as :meth:`check`'s)."""
         if not isinstance(body, dict):
             raise RecordError("the upload must be a map of fields")
         unknown = set(body) - UPLOAD_FIELDS
@@ -118,18 +120,20 @@ class GameSchema(BaseModel):
             terminated=body.get("terminated"), truncated=body.get("truncated"),
             provenance=Provenance(provenance.client_id, provenance.received_at,
                                   body.get("client_version", ""), body.get("model_version")),
-            part=body.get("part", 0)))
+            part=body.get("part", 0)), scan_values)
 
-    def check(self, record: EpisodeRecord) -> EpisodeRecord:
+    def check(self, record: EpisodeRecord, scan_values: bool = True) -> EpisodeRecord:
         """The record with every field checked against this schema (arrays converted to the
         declared dtypes); RecordError names the first field that is wrong.
 
         The gateway checks each upload with it, and the ingestion consumer each record it
-        reads from the stream again (whatever wrote there)."""
-        rewards = _floats(record.rewards, "rewards")
+        reads from the stream again (whatever wrote there). ``scan_values=False`` checks
+        shapes, dtypes and fields but leaves the values to :meth:`scan_values` (the consumer
+        scans a whole batch's values at once)."""
+        rewards = _as_floats(record.rewards, "rewards")
         steps = _length(rewards, self.max_steps)
         p = record.provenance
-        return EpisodeRecord(
+        checked = EpisodeRecord(
             game=self.name, episode_id=_episode_id(record.episode_id),
             observations=self._observations(record.observations, steps),
             actions=self._actions(record.actions, steps),
@@ -140,6 +144,44 @@ class GameSchema(BaseModel):
                                   _text(p.client_version, "client_version", 64),
                                   _model_version(p.model_version)),
             part=_int_in(record.part, "part", 0, 1_000_000), action_nvec=self.action_nvec)
+        if scan_values:
+            self.scan_values(checked)
+        return checked
+
+    def scan_values(self, record: EpisodeRecord) -> None:
+        """RecordError unless the values of a :meth:`check` ed record are in range: finite
+        floats, actions inside the action space, log-probabilities at most 0 for choices.
+
+        Works as well on one record whose arrays are several checked records' concatenated
+        along the time axis (one pass over a batch; the messages' step numbers are then the
+        batch's)."""
+        _finite(record.rewards, "rewards")
+        if self.obs_dtype == "float32":
+            _finite(record.observations, "observations")
+        self._action_values(record.actions)
+        logp = record.log_probs
+        if logp is not None:
+            _finite(logp, "log_probs")
+            if self.integer_actions and logp.size and logp.max() > LOGP_SLACK:
+                raise RecordError(f"log_probs: {float(logp.max())} is above 0 (a probability "
+                                  f"> 1)")
+
+    def value_errors(self, records: list[EpisodeRecord]) -> dict[int, str]:
+        """Why each of these :meth:`check` ed records (``scan_values=False``) fails
+        :meth:`scan_values`, by index: one scan of them all, and one each only when that
+        finds a bad value."""
+        try:
+            self.scan_values(_concatenated(records))
+            return {}
+        except RecordError:
+            pass
+        errors = {}
+        for i, record in enumerate(records):
+            try:
+                self.scan_values(record)
+            except RecordError as exc:
+                errors[i] = str(exc)
+        return errors
 
     def _observations(self, raw: np.ndarray, steps: int) -> np.ndarray:
         """Observations of the declared shape and dtype."""
@@ -151,7 +193,7 @@ class GameSchema(BaseModel):
                     raise RecordError("observations: uint8 values must lie in 0..255")
                 obs = ints.astype(np.uint8)
             return obs
-        return _floats(obs, "observations")
+        return _as_floats(obs, "observations")
 
     @property
     def integer_actions(self) -> bool:
@@ -160,26 +202,43 @@ class GameSchema(BaseModel):
         return self.action_shape is None
 
     def _actions(self, raw: np.ndarray, steps: int) -> np.ndarray:
+        """Actions of the declared shape and dtype."""
+        if self.action_nvec is not None:
+            return _ints(_shaped(raw, (steps, len(self.action_nvec)), "actions"), "actions")
+        if self.action_n is None:
+            return _as_floats(_shaped(raw, (steps, *self.action_shape), "actions"), "actions")
+        return _ints(_shaped(raw, (steps,), "actions"), "actions")
+
+    def _action_values(self, actions: np.ndarray) -> None:
         """Actions inside the declared action space."""
         if self.action_nvec is not None:
-            return _multi_discrete(raw, steps, self.action_nvec)
-        if self.action_n is None:
-            return _floats(_shaped(raw, (steps, *self.action_shape), "actions"), "actions")
-        actions = _ints(_shaped(raw, (steps,), "actions"), "actions")
-        if actions.size and (actions.min() < 0 or actions.max() >= self.action_n):
+            _multi_discrete(actions, self.action_nvec)
+        elif self.action_n is None:
+            _finite(actions, "actions")
+        elif actions.size and (actions.min() < 0 or actions.max() >= self.action_n):
             bad = actions[(actions < 0) | (actions >= self.action_n)][0]
             raise RecordError(f"actions: {int(bad)} is outside Discrete({self.action_n})")
-        return actions
 
     def _log_probs(self, logp: np.ndarray | None, steps: int) -> np.ndarray | None:
-        """Behaviour log-probabilities, when sent: finite, and <= 0 for discrete actions (a
-        multi-discrete action's is the sum of its components', so <= 0 too)."""
+        """Behaviour log-probabilities, when sent, one float per step (their values are
+        scanned with the rest: finite, and <= 0 for discrete actions, a multi-discrete
+        action's being the sum of its components')."""
         if logp is None:
             return None
-        logp = _shaped(_floats(logp, "log_probs"), (steps,), "log_probs")
-        if self.integer_actions and logp.size and logp.max() > LOGP_SLACK:
-            raise RecordError(f"log_probs: {float(logp.max())} is above 0 (a probability > 1)")
-        return logp
+        return _shaped(_as_floats(logp, "log_probs"), (steps,), "log_probs")
+
+
+def _concatenated(records: list[EpisodeRecord]) -> EpisodeRecord:
+    """The records' arrays joined along the time axis, as one record (for one value scan)."""
+    first = records[0]
+    logps = [r.log_probs for r in records if r.log_probs is not None]
+    return EpisodeRecord(
+        game=first.game, episode_id=first.episode_id,
+        observations=np.concatenate([r.observations for r in records]),
+        actions=np.concatenate([r.actions for r in records]),
+        rewards=np.concatenate([r.rewards for r in records]),
+        log_probs=np.concatenate(logps) if logps else None, terminated=False, truncated=False,
+        provenance=first.provenance)
 
 
 def _nvec_of(name: str, space: Any) -> tuple[int, ...]:
@@ -194,16 +253,14 @@ def _nvec_of(name: str, space: Any) -> tuple[int, ...]:
     return tuple(int(n) for n in space.nvec)
 
 
-def _multi_discrete(raw: np.ndarray, steps: int, nvec: tuple[int, ...]) -> np.ndarray:
-    """Multi-discrete actions ``[steps, K]``: integers, component k in ``0..nvec[k]-1``."""
-    actions = _ints(_shaped(raw, (steps, len(nvec)), "actions"), "actions")
+def _multi_discrete(actions: np.ndarray, nvec: tuple[int, ...]) -> None:
+    """Multi-discrete actions ``[steps, K]`` with component k in ``0..nvec[k]-1``."""
     high = np.asarray(nvec, np.int64)
     outside = (actions < 0) | (actions >= high)
     if outside.any():
         step, k = (int(i) for i in np.argwhere(outside)[0])
         raise RecordError(f"actions: step {step}, component {k}: {int(actions[step, k])} is "
                           f"outside 0..{nvec[k] - 1} (MultiDiscrete({list(nvec)}))")
-    return actions
 
 
 def _array(body: dict, name: str) -> np.ndarray:
@@ -243,16 +300,21 @@ def _shaped(array: np.ndarray, shape: tuple[int, ...], name: str) -> np.ndarray:
     return array
 
 
-def _floats(array: np.ndarray, name: str) -> np.ndarray:
-    """The numeric array as finite float32 (no copy when it is float32 already)."""
+def _as_floats(array: np.ndarray, name: str) -> np.ndarray:
+    """The numeric array as float32 (no copy when it is float32 already; values beyond
+    float32 become infinite, which the value scan refuses)."""
     if array.dtype != _FLOAT32:
         if array.dtype.kind not in "biuf":
             raise RecordError(f"{name}: expected numbers, got dtype {array.dtype}")
         with np.errstate(over="ignore", invalid="ignore"):
             array = array.astype(np.float32)
+    return array
+
+
+def _finite(array: np.ndarray, name: str) -> None:
+    """RecordError if the float array holds NaN or infinities."""
     if not np.isfinite(array).all():
         raise RecordError(f"{name}: holds NaN or infinite values (or values beyond float32)")
-    return array
 
 
 def _ints(array: np.ndarray, name: str) -> np.ndarray:

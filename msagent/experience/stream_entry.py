@@ -50,8 +50,10 @@ def upload_entry(game: str, provenance: Provenance, body: bytes) -> bytes:
                          use_bin_type=True)
 
 
-def checked_record(data: bytes, schemas: Mapping[str, GameSchema]) -> EpisodeRecord:
-    """The record a stream entry holds, checked against its game's schema.
+def checked_record(data: bytes, schemas: Mapping[str, GameSchema],
+                   scan_values: bool = True) -> EpisodeRecord:
+    """The record a stream entry holds, checked against its game's schema (its values too,
+    unless ``scan_values`` is false: see :meth:`GameSchema.check`).
 
     Raises:
         RecordError: Undecodable, of an unknown game, or failing the schema (the message
@@ -64,8 +66,8 @@ def checked_record(data: bytes, schemas: Mapping[str, GameSchema]) -> EpisodeRec
         raise RecordError(f"unknown game {game!r:.80} (accepted: {sorted(schemas)})")
     try:
         if head["format"] == UPLOAD_FORMAT:
-            return schema.validate_upload(_upload_body(head), _provenance(head))
-        return schema.check(EpisodeRecord.from_map(head))
+            return schema.validate_upload(_upload_body(head), _provenance(head), scan_values)
+        return schema.check(EpisodeRecord.from_map(head), scan_values)
     except RecordError as exc:
         raise RecordError(f"game {schema.name!r}: {exc}") from None
 
