@@ -16,11 +16,11 @@ import numpy as np
 import pyarrow.parquet as pq
 import pytest
 import redis
-from experience_samples import (DAY, SCHEMAS, assert_same, cartpole, new_keys, pixels,
-                                wait_until)
+from experience_samples import (CARTPOLE, DAY, SCHEMAS, assert_same, cartpole, new_keys,
+                                pixels, wait_until)
 
 from msagent.experience.ingest import Ingestor
-from msagent.experience.records import EpisodeRecord, encode_array
+from msagent.experience.records import EpisodeRecord, RecordError, encode_array
 from msagent.experience.store import ExperienceStore
 from msagent.experience.stream_entry import UPLOAD_FORMAT, upload_entry
 from msagent.experience.stream_keys import (CONSUMER_GROUP, ENTRY_FIELD, REASON_FIELD,
@@ -87,6 +87,57 @@ def test_good_records_are_stored_and_bad_ones_dead_lettered(
         assert bad_ids[fields[ENTRY_FIELD]] in fields[REASON_FIELD].decode()
     assert pending(client, keys) == 0 and ingestor.stats.stored == 34
     assert "34 records stored" in caplog.text and f"lag 0 entries in {keys.stream}" in caplog.text
+
+
+def with_array(record: EpisodeRecord, name: str, index: tuple, value: float) -> EpisodeRecord:
+    """The record with one value of one of its arrays replaced."""
+    array = getattr(record, name).copy()
+    array[index] = value
+    return EpisodeRecord(**{**record.__dict__, name: array})
+
+
+def test_bad_values_are_found_in_a_read_of_two_games_and_only_they_dead_lettered(
+        redis_url: str, tmp_path):
+    client, keys = redis.Redis.from_url(redis_url), new_keys()
+    store = ExperienceStore(str(tmp_path / "exp"))
+    bad = {3: (with_array(cartpole(3), "observations", (2, 1), float("inf")),
+               "game 'cartpole': observations: holds NaN or infinite"),
+           5: (with_array(cartpole(5), "actions", (4,), 2),
+               "game 'cartpole': actions: 2 is outside Discrete(2)"),
+           8: (with_array(cartpole(8), "log_probs", (0,), 0.5),
+               "game 'cartpole': log_probs: 0.5 is above 0"),
+           10: (with_array(pixels(10), "actions", (1, 0), float("nan")),
+                "game 'pixels': actions: holds NaN")}
+    records = [bad[i][0] if i in bad else (pixels(i) if i % 4 == 2 else cartpole(i))
+               for i in range(12)]
+    ids = [client.xadd(keys.stream, {RECORD_FIELD: r.to_msgpack()}) for r in records]
+    ingestor = Ingestor(redis_url, keys, store, SCHEMAS, batch=50, flush_s=0.2,
+                        claim_idle_ms=5000, progress_s=0.0)
+    with running(ingestor):  # the twelve entries come in one read
+        wait_until(lambda: client.xlen(keys.stream) == 0, 20, "the stream to drain")
+    dead = {fields[ENTRY_FIELD]: fields[REASON_FIELD].decode()
+            for _, fields in client.xrange(keys.dead)}
+    assert set(dead) == {ids[i] for i in bad}
+    for i, (_, reason) in bad.items():
+        assert dead[ids[i]].startswith(reason), (dead[ids[i]], reason)
+    stored = store.episodes("cartpole") + store.episodes("pixels")
+    assert sorted(r.episode_id for r in stored) == sorted(
+        r.episode_id for i, r in enumerate(records) if i not in bad)
+
+
+def test_one_value_scan_of_a_batch_finds_what_one_per_record_finds():
+    records = [CARTPOLE.check(cartpole(i), scan_values=False) for i in range(6)]
+    assert CARTPOLE.value_errors(records) == {}
+    records[1] = with_array(records[1], "rewards", (3,), float("nan"))
+    records[4] = with_array(records[4], "actions", (0,), -1)
+    found = CARTPOLE.value_errors(records)
+    assert set(found) == {1, 4}
+    for i, reason in found.items():
+        with pytest.raises(RecordError) as one:
+            CARTPOLE.check(records[i])
+        assert reason == str(one.value)
+    with pytest.raises(RecordError, match="rewards: holds NaN"):
+        CARTPOLE.check(records[1])  # scan_values=True by default: the gateway's check
 
 
 def as_upload(record: EpisodeRecord, **changes: object) -> bytes:
