@@ -183,11 +183,22 @@ def _added_response(duplicate: bool, entry: str) -> Response:
     status, word = (200, b"duplicate") if duplicate else (201, b"stored")
     if not _STREAM_ID.fullmatch(entry):  # never expected; keep the JSON valid regardless
         return json_response(status, {"status": word.decode(), "entry": entry})
-    body = b'{"status":"%s","entry":"%s"}' % (word, entry.encode())
-    return Response(body, status, media_type="application/json")
+    return _JsonAnswer(b'{"status":"%s","entry":"%s"}' % (word, entry.encode()), status)
 
 
 _STREAM_ID = re.compile(r"[0-9]+-[0-9]+")
+
+
+class _JsonAnswer(Response):
+    """A JSON answer with its two headers set directly: Starlette's ``__init__`` renders the
+    body and builds the headers generically, a few percent of the gateway's CPU per upload."""
+
+    media_type = "application/json"
+
+    def __init__(self, body: bytes, status: int) -> None:  # noqa: D107 (the class says it)
+        self.status_code, self.body, self.background = status, body, None
+        self.raw_headers = [(b"content-length", b"%d" % len(body)),
+                            (b"content-type", b"application/json")]
 
 
 def _info_routes(app: FastAPI, gw: Gateway) -> None:
