@@ -4,8 +4,9 @@ Each consumer of the ``ingest`` group reads new entries (``XREADGROUP``) and, fi
 every half ``claim_idle_ms``, takes over entries a dead consumer left pending longer than that
 (``XAUTOCLAIM``). Every entry is decoded and checked against its game's schema again (the
 values of a whole read in one scan per game); refused ones go to the dead-letter stream with
-the reason and the entry id (counted with ``XLEN``, never dropped silently). Good records are buffered until ``batch`` of them or ``flush_s``
-seconds, written to the store, and only then acknowledged and deleted from the stream. A
+the reason and the entry id (counted with ``XLEN``, never dropped silently). Good records
+are buffered until ``batch`` of them or ``flush_s`` seconds, written to the store, and only
+then acknowledged and deleted from the stream. A
 consumer killed at any moment therefore loses nothing: what it had not acknowledged is claimed
 by the next one (a record it had written already is stored twice and read once).
 """

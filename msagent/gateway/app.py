@@ -19,9 +19,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
-import re
-import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
 from typing import Any
 
 from fastapi import FastAPI, Request
@@ -31,11 +29,9 @@ from redis.backoff import NoBackoff
 from starlette.responses import Response
 
 from msagent.config.gateway import GatewayConfig, load_gateway_config
-from msagent.experience.records import Provenance, RecordError
 from msagent.experience.schema import GameSchema
-from msagent.experience.stream_entry import upload_entry
 from msagent.experience.stream_keys import StreamKeys
-from msagent.gateway.body import CONTENT_TYPES, UploadRequest, read_upload
+from msagent.gateway.body import CONTENT_TYPES
 from msagent.gateway.errors import Refused, retry_after
 from msagent.gateway.fast_upload import UPLOAD_ROUTE, UploadFastPath
 from msagent.gateway.handlers import error_response, install_error_handlers, json_response
@@ -44,6 +40,7 @@ from msagent.gateway.producer import StreamProducer
 from msagent.gateway.ratelimit import RateLimiter, SharedRateLimiter
 from msagent.gateway.redis_server import die_with_parent
 from msagent.gateway.tokens import Principal, TokenStore
+from msagent.gateway.uploads import Uploads
 
 _log = logging.getLogger("msagent.gateway")
 
@@ -79,9 +76,9 @@ class Gateway:
             SharedRateLimiter(self.redis, gw.prefix, gw.rate_per_s, gw.burst)
             if cfg.shared_rate_limits else RateLimiter(gw.rate_per_s, gw.burst))
 
-    def principal(self, request: UploadRequest, scope: str) -> Principal:
+    def principal(self, headers: Mapping[str, str], scope: str) -> Principal:
         """The caller's token's principal, if it has ``scope``; else 401 or 403."""
-        header = request.headers.get("authorization", "")
+        header = headers.get("authorization", "")
         if header[:7].lower() != "bearer " or not header[7:].strip():
             raise Refused(401, "missing bearer token (Authorization: Bearer <token>)",
                           _CHALLENGE)
@@ -91,6 +88,11 @@ class Gateway:
         if scope not in principal.scopes:
             raise Refused(403, f"this token lacks the {scope!r} scope")
         return principal
+
+    @property
+    def shared_limits(self) -> bool:
+        """Whether rate limits live in Redis (several worker processes share them)."""
+        return isinstance(self.limiter, SharedRateLimiter)
 
     async def rate_wait(self, client: str) -> float:
         """Seconds ``client`` must wait before this upload (0.0: go ahead); 503 when shared
@@ -149,56 +151,21 @@ def app_from_environment() -> FastAPI:
 
 def _upload_route(app: FastAPI, gw: Gateway) -> None:
     """``POST /v1/games/{game}/episodes``: the hot path, answered by :class:`UploadFastPath`
-    outside all of FastAPI's middleware (the route declares it in the OpenAPI document, with
-    the same handler, which FastAPI hands a ``Request`` and the fast path a ``RawUpload``)."""
+    outside all of FastAPI's middleware, and in ``msagent serve`` mostly by its
+    ``UploadProtocol`` (the route declares it in the OpenAPI document, with the same
+    :class:`Uploads` behind every path)."""
+    uploads = Uploads(gw)
 
     async def upload(game: str, request: Request) -> Response:
         """Upload one episode (or consecutive steps of one) of ``game``."""
-        principal = gw.principal(request, "upload")
-        schema = gw.schema(game)
-        wait = await gw.rate_wait(principal.client)
-        if wait:
-            raise Refused(429, "rate limit exceeded; slow down", retry_after(wait))
-        body, as_sent = await read_upload(request, gw.max_body_bytes)
-        try:
-            record = schema.validate_upload(body, Provenance(principal.client, time.time()))
-        except RecordError as exc:
-            raise Refused(422, str(exc)) from None
-        entry = (record.to_msgpack() if as_sent is None
-                 else upload_entry(game, record.provenance, as_sent))
-        added = await gw.producer.add(record, entry)
-        return _added_response(added.duplicate, added.entry)
+        return await uploads(game, request)
 
     app.add_api_route(UPLOAD_ROUTE, upload, methods=["POST"], status_code=201,
                       tags=["experience"], openapi_extra=_UPLOAD_OPENAPI,
                       responses=_UPLOAD_RESPONSES, name="upload_episode")
-    app.state.upload_handler = upload  # msagent serve's UploadProtocol calls it directly
+    app.state.uploads = uploads  # msagent serve's UploadProtocol calls it directly
     build_stack = app.build_middleware_stack
-    app.build_middleware_stack = lambda: UploadFastPath(build_stack(), upload)  # type: ignore
-
-
-def _added_response(duplicate: bool, entry: str) -> Response:
-    """201 ``{"status": "stored", "entry": ...}`` or 200 ``{"status": "duplicate", ...}``,
-    rendered without ``json.dumps`` (the entry is a stream id: digits and one dash)."""
-    status, word = (200, b"duplicate") if duplicate else (201, b"stored")
-    if not _STREAM_ID.fullmatch(entry):  # never expected; keep the JSON valid regardless
-        return json_response(status, {"status": word.decode(), "entry": entry})
-    return _JsonAnswer(b'{"status":"%s","entry":"%s"}' % (word, entry.encode()), status)
-
-
-_STREAM_ID = re.compile(r"[0-9]+-[0-9]+")
-
-
-class _JsonAnswer(Response):
-    """A JSON answer with its two headers set directly: Starlette's ``__init__`` renders the
-    body and builds the headers generically, a few percent of the gateway's CPU per upload."""
-
-    media_type = "application/json"
-
-    def __init__(self, body: bytes, status: int) -> None:  # noqa: D107 (the class says it)
-        self.status_code, self.body, self.background = status, body, None
-        self.raw_headers = [(b"content-length", b"%d" % len(body)),
-                            (b"content-type", b"application/json")]
+    app.build_middleware_stack = lambda: UploadFastPath(build_stack(), uploads)  # type: ignore
 
 
 def _info_routes(app: FastAPI, gw: Gateway) -> None:
@@ -207,7 +174,7 @@ def _info_routes(app: FastAPI, gw: Gateway) -> None:
     @app.get("/v1/games", tags=["games"], openapi_extra=_SECURED)
     async def list_games(request: Request) -> dict[str, Any]:
         """The games uploads are accepted for, with their upload schemas."""
-        gw.principal(request, "download")
+        gw.principal(request.headers, "download")
         return {"games": [s.model_dump(mode="json") for s in gw.schemas.values()]}
 
     @app.get("/healthz", tags=["operations"])
@@ -220,7 +187,7 @@ def _info_routes(app: FastAPI, gw: Gateway) -> None:
     @app.get("/v1/admin/stats", tags=["operations"], openapi_extra=_SECURED)
     async def admin_stats(request: Request) -> dict[str, Any]:
         """Stream length (not yet ingested), pending (delivered, not acknowledged), dead letters."""
-        gw.principal(request, "admin")
+        gw.principal(request.headers, "admin")
         return await gw.producer.stats()
 
 

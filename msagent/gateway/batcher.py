@@ -45,12 +45,17 @@ class ScriptBatcher:
 
     async def __call__(self, key: Any, arg: Any) -> list[Any]:
         """This caller's ``width`` values of the script's reply (Redis errors raised here)."""
+        return await self.submit(key, arg)
+
+    def submit(self, key: Any, arg: Any) -> asyncio.Future[list[Any]]:
+        """Queue a call from synchronous code (in the event loop's thread): the future of its
+        ``width`` values, or of the Redis error."""
         loop = asyncio.get_running_loop()
         future = loop.create_future()
         self._queue.append((key, arg, future))
         if len(self._queue) == 1:
             loop.call_soon(self._flush)
-        return await future
+        return future
 
     def _flush(self) -> None:
         """Send what queued up during this loop turn (in batches of at most MAX_BATCH)."""

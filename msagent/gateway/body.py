@@ -25,7 +25,6 @@ CONTENT_TYPES = {"application/msgpack": MSGPACK, "application/x-msgpack": MSGPAC
 """Content-Types an upload may have, and the decoder each selects."""
 
 
-
 class UploadRequest(Protocol):
     """What the upload handler reads of a request: Starlette's ``Request`` is one, and so is
     the fast path's ``RawUpload``."""
@@ -61,26 +60,49 @@ async def read_body(request: UploadRequest, max_bytes: int) -> bytes:
     At most ``max_bytes`` plus one received chunk is ever read, and at most ``max_bytes + 1``
     bytes are ever inflated, whatever the sender declares or compresses.
     """
-    headers = request.headers
-    inflater = _inflater(headers.get("content-encoding"))
-    _check_declared_length(headers.get("content-length"), max_bytes)
-    parts: list[bytes] = []
-    received = size = 0
+    reader = BodyReader(request.headers, max_bytes)
     try:
         async for chunk in request.stream():
-            received += len(chunk)
-            if inflater is not None:
-                chunk = _inflate(inflater, chunk, max_bytes - size)
-            size += len(chunk)
-            if received > max_bytes or size > max_bytes:
-                raise Refused(413, f"body larger than {max_bytes} bytes")
-            if chunk:
-                parts.append(chunk)
+            reader.feed(chunk)
     except ClientDisconnect:
         raise Refused(400, "the client went away before sending the whole body") from None
-    if inflater is not None and not inflater.eof:
-        raise Refused(400, "truncated gzip body")
-    return parts[0] if len(parts) == 1 else b"".join(parts)
+    return reader.body()
+
+
+class BodyReader:
+    """One request body read chunk by chunk within the cap (see :func:`read_body`; a body
+    already received whole is one chunk).
+
+    Args:
+        headers: The request's headers (Content-Encoding and Content-Length are checked here,
+            before any chunk: 415, 400 or 413).
+        max_bytes: The cap, on what is received and on what it inflates to.
+    """
+
+    def __init__(self, headers: Mapping[str, str], max_bytes: int) -> None:
+        self._inflater = _inflater(headers.get("content-encoding"))
+        _check_declared_length(headers.get("content-length"), max_bytes)
+        self._max = max_bytes
+        self._parts: list[bytes] = []
+        self._received = self._size = 0
+
+    def feed(self, chunk: bytes) -> None:
+        """Take the next chunk; Refused(413) as soon as the body passes the cap."""
+        self._received += len(chunk)
+        if self._inflater is not None:
+            chunk = _inflate(self._inflater, chunk, self._max - self._size)
+        self._size += len(chunk)
+        if self._received > self._max or self._size > self._max:
+            raise Refused(413, f"body larger than {self._max} bytes")
+        if chunk:
+            self._parts.append(chunk)
+
+    def body(self) -> bytes:
+        """The whole body (Refused(400) if a gzip body ended early)."""
+        if self._inflater is not None and not self._inflater.eof:
+            raise Refused(400, "truncated gzip body")
+        parts = self._parts
+        return parts[0] if len(parts) == 1 else b"".join(parts)
 
 
 def decode(data: bytes, kind: str) -> Any:

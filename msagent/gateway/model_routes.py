@@ -43,7 +43,7 @@ def _latest_route(app: FastAPI, gw: Gateway, store: ModelStore) -> None:
                         404: {"description": "Unknown game, or no model published yet"}})
     def latest_model(game: str, request: Request) -> Response:
         """The manifest of the game's newest published model (ETag: its sha256)."""
-        gw.principal(request, "download")
+        gw.principal(request.headers, "download")
         gw.schema(game)
         manifest = store.latest(game)
         if manifest is None:
@@ -66,7 +66,7 @@ def _bytes_route(app: FastAPI, gw: Gateway, store: ModelStore) -> None:
                         404: {"description": "Unknown game or version"}})
     def model_bytes(game: str, version: int, request: Request) -> Response:
         """The ONNX bytes of one published version (ETag: their sha256)."""
-        gw.principal(request, "download")
+        gw.principal(request.headers, "download")
         gw.schema(game)
         try:
             manifest = store.manifest(game, version)

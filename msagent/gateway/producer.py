@@ -19,6 +19,7 @@ answer "duplicate" with their entry id when retried, so none is stored twice or 
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
@@ -97,14 +98,31 @@ class StreamProducer:
     async def add(self, record: EpisodeRecord, data: bytes) -> Added:
         """Put a checked record's stream entry ``data`` on the stream once (the record says
         which upload it is); Refused(503) when Redis cannot take it."""
-        idem = self.keys.idempotency(record.game, record.provenance.client_id,
-                                     record.episode_id, record.part)
         try:  # unavailable_as_503, inline: a context manager per upload cost ~3 % of its CPU
             if not self._group_ready:
                 await self.ensure_group()
-            code, entry = await self._add_many(idem, data)
+            reply = await self.submit(record, data)
         except (rex.ConnectionError, rex.TimeoutError, rex.ResponseError) as exc:
-            raise self._unavailable(exc) from None
+            raise self.unavailable(exc) from None
+        return self.added(reply)
+
+    @property
+    def ready(self) -> bool:
+        """Whether :meth:`submit` may be called (the consumer group is known to exist)."""
+        return self._group_ready
+
+    def submit(self, record: EpisodeRecord, data: bytes) -> asyncio.Future[list[Any]]:
+        """:meth:`add` from synchronous code, once :attr:`ready`: the future of the script's
+        reply for this upload (read it with :meth:`added`), or of the Redis error (map it
+        with :meth:`unavailable`)."""
+        idem = self.keys.idempotency(record.game, record.provenance.client_id,
+                                     record.episode_id, record.part)
+        return self._add_many.submit(idem, data)
+
+    @staticmethod
+    def added(reply: list[Any]) -> Added:
+        """Where the script put the upload; Refused(503) when the backlog is too high."""
+        code, entry = reply
         if code == 2:
             raise Refused(503, "the experience backlog is too high; retry later",
                           retry_after(BACKLOG_RETRY_S))
@@ -149,9 +167,9 @@ class StreamProducer:
         try:
             yield
         except (rex.ConnectionError, rex.TimeoutError, rex.ResponseError) as exc:
-            raise self._unavailable(exc) from None
+            raise self.unavailable(exc) from None
 
-    def _unavailable(self, exc: Exception) -> Exception:
+    def unavailable(self, exc: Exception) -> Exception:
         """What to raise for a Redis error: Refused(503) when Redis cannot take it now (down,
         out of memory, read-only, loading...); the error itself when it is a bug."""
         if isinstance(exc, rex.ConnectionError | rex.TimeoutError):

@@ -30,7 +30,8 @@ from starlette.responses import Response
 from uvicorn.protocols.http.flow_control import HIGH_WATER_LIMIT
 from uvicorn.protocols.http.httptools_impl import STATUS_LINE, HttpToolsProtocol
 
-from msagent.gateway.fast_upload import UPLOAD_PATH, Handler, answer_upload
+from msagent.gateway.fast_upload import UPLOAD_PATH, answer_upload
+from msagent.gateway.uploads import Uploads
 
 _CLOSE = b"connection: close\r\n"
 
@@ -46,9 +47,10 @@ class DirectUpload:
         expect_100: Whether the client waits for ``100 Continue`` before its body.
     """
 
-    def __init__(self, protocol: UploadProtocol, headers: dict[str, str], keep_alive: bool,
-                 expect_100: bool) -> None:
+    def __init__(self, protocol: UploadProtocol, game: str, headers: dict[str, str],
+                 keep_alive: bool, expect_100: bool) -> None:
         self.protocol = protocol
+        self.game = game
         self.headers = headers
         self.keep_alive = keep_alive
         self.expect_100 = expect_100
@@ -57,6 +59,7 @@ class DirectUpload:
         self.complete = False  # the whole body has arrived
         self.response_complete = False  # read by uvicorn (pipelining, shutdown)
         self.disconnected = False
+        self.started = False  # answered (or being answered) already
         self.message_event = self  # connection_lost calls .set() on it
         self._waiter: asyncio.Future[None] | None = None
 
@@ -74,6 +77,11 @@ class DirectUpload:
         """The body is complete."""
         self.complete = True
         self.set()
+
+    def body(self) -> bytes:
+        """The body received so far, as one bytes object (taken out of the buffer)."""
+        chunks, self.chunks, self.buffered = self.chunks, deque(), 0
+        return chunks[0] if len(chunks) == 1 else b"".join(chunks)
 
     def set(self) -> None:
         """Wake the handler waiting for body (also: the connection was lost)."""
@@ -106,12 +114,20 @@ class DirectUpload:
 
 class UploadProtocol(HttpToolsProtocol):
     """uvicorn's httptools protocol, answering uploads without the ASGI round (see the module
-    docstring); the handler is the app's ``state.upload_handler``, if it has one."""
+    docstring) through the app's ``state.uploads``, if it has one."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self.upload_handler = _handler_of(self.app) if self.limit_concurrency is None else None
+        self.uploads = _uploads_of(self.app) if self.limit_concurrency is None else None
         self._receiving: DirectUpload | None = None
+
+    def data_received(self, data: bytes) -> None:
+        """Parse; an upload whose body goes on in later reads is then answered by the
+        coroutine, which reads the rest as it comes (auth and caps checked first)."""
+        super().data_received(data)
+        upload = self._receiving
+        if upload is not None and not upload.started:
+            self._start_coroutine(upload)
 
     def on_message_begin(self) -> None:
         """A new request: not a direct upload until its headers say so."""
@@ -124,18 +140,15 @@ class UploadProtocol(HttpToolsProtocol):
         if game is None:
             super().on_headers_complete()
             return
-        keep_alive = self.parser.should_keep_alive()
         headers = {name.decode("latin-1"): value.decode("latin-1")
                    for name, value in reversed(self.headers)}
-        upload = DirectUpload(self, headers, keep_alive, self.expect_100_continue)
+        upload = DirectUpload(self, game, headers, self.parser.should_keep_alive(),
+                              self.expect_100_continue)
         self.cycle = self._receiving = upload  # type: ignore[assignment]
-        task = self.loop.create_task(self._answer(game, upload))
-        task.add_done_callback(self.tasks.discard)
-        self.tasks.add(task)
 
     def _direct_game(self) -> str | None:
         """The game of an upload this connection can answer directly, else None."""
-        if (self.upload_handler is None or self.parser.get_method() != b"POST"
+        if (self.uploads is None or self.parser.get_method() != b"POST"
                 or self.parser.should_upgrade() or self.parser.get_http_version() != "1.1"
                 or not (self.cycle is None or self.cycle.response_complete)):
             return None
@@ -153,18 +166,40 @@ class UploadProtocol(HttpToolsProtocol):
             self._receiving.add(body)
 
     def on_message_complete(self) -> None:
-        """End of a direct upload's body; else uvicorn's."""
-        if self._receiving is None:
+        """A direct upload's body is complete: answer it here unless its coroutine runs;
+        else uvicorn's."""
+        upload = self._receiving
+        if upload is None:
             super().on_message_complete()
+            return
+        self._receiving = None
+        upload.end()
+        if upload.started:
+            return
+        assert self.uploads is not None
+        if not self.uploads.synchronous:  # this gateway's limits or stream need the coroutine
+            self._start_coroutine(upload)
+            return
+        upload.started = True
+        answer = self.uploads.now(upload.game, upload.headers, upload.body())
+        if isinstance(answer, Response):
+            self._write(upload, answer)
         else:
-            self._receiving.end()
-            self._receiving = None
+            answer.add_done_callback(lambda commit: self._write(
+                upload, self.uploads.answer(upload.game, commit)))  # type: ignore[union-attr]
 
-    async def _answer(self, game: str, upload: DirectUpload) -> None:
-        """Run the handler and write its answer."""
-        assert self.upload_handler is not None
-        response = await answer_upload(self.upload_handler, game, upload,
-                                       f"/v1/games/{game}/episodes")
+    def _start_coroutine(self, upload: DirectUpload) -> None:
+        """Answer the upload with the route's coroutine, reading the body as it arrives."""
+        upload.started = True
+        task = self.loop.create_task(self._answer(upload))
+        task.add_done_callback(self.tasks.discard)
+        self.tasks.add(task)
+
+    async def _answer(self, upload: DirectUpload) -> None:
+        """Run the coroutine and write its answer."""
+        assert self.uploads is not None
+        response = await answer_upload(self.uploads, upload.game, upload,
+                                       f"/v1/games/{upload.game}/episodes")
         self._write(upload, response)
 
     def _write(self, upload: DirectUpload, response: Response) -> None:
@@ -184,12 +219,12 @@ class UploadProtocol(HttpToolsProtocol):
         self.on_response_complete()
 
 
-def _handler_of(app: Any) -> Handler | None:
-    """The upload handler an app (or the app inside uvicorn's wrappers) declares, if any."""
+def _uploads_of(app: Any) -> Uploads | None:
+    """The uploads an app (or the app inside uvicorn's wrappers) declares, if any."""
     for _ in range(8):
-        handler = getattr(getattr(app, "state", None), "upload_handler", None)
-        if handler is not None:
-            return handler
+        uploads = getattr(getattr(app, "state", None), "uploads", None)
+        if uploads is not None:
+            return uploads
         app = getattr(app, "app", None)
         if app is None:
             return None

@@ -14,7 +14,8 @@ import pytest
 from msagent.experience.records import RECORD_FORMAT, EpisodeRecord
 from msagent.experience.schema import UPLOAD_FIELDS
 from msagent.experience.stream_entry import UPLOAD_FORMAT
-from msagent.gateway.app import _added_response
+from msagent.gateway.producer import Added
+from msagent.gateway.uploads import added_response
 from tests.gateway.conftest import Api, Stream, bearer, encode_body, episode
 
 
@@ -135,7 +136,7 @@ def test_openapi_documents_the_upload_body_and_bearer_auth(api: Api):
 @pytest.mark.parametrize("entry", ["1764200000000-0", 'x"}, "status": "forged', "\u00e9-1"])
 def test_the_upload_answer_is_valid_json_whatever_the_entry(entry: str):
     for duplicate in (False, True):
-        answer = _added_response(duplicate, entry)
+        answer = added_response(Added(entry, duplicate))
         assert answer.status_code == (200 if duplicate else 201)
         assert json.loads(answer.body) == {"status": "duplicate" if duplicate else "stored",
                                            "entry": entry}

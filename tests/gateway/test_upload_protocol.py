@@ -5,6 +5,7 @@ refusals, body caps, disconnects, HTTP/1.0)."""
 
 from __future__ import annotations
 
+import asyncio
 import gzip
 import json
 import socket
@@ -15,6 +16,7 @@ from typing import Any
 
 import pytest
 import uvicorn
+from redis import exceptions as rex
 
 from msagent.gateway.app import build_app
 from msagent.gateway.serve import listening_socket
@@ -29,13 +31,19 @@ class Live:
 
     def __init__(self, cfg: Any, redis_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
         self.direct: list[int] = []
-        original = UploadProtocol._write
+        self.coroutines = 0
+        original, start = UploadProtocol._write, UploadProtocol._start_coroutine
 
         def counting(protocol: UploadProtocol, upload: Any, response: Any) -> None:
             self.direct.append(response.status_code)
             original(protocol, upload, response)
 
+        def counting_coroutines(protocol: UploadProtocol, upload: Any) -> None:
+            self.coroutines += 1
+            start(protocol, upload)
+
         monkeypatch.setattr(UploadProtocol, "_write", counting)
+        monkeypatch.setattr(UploadProtocol, "_start_coroutine", counting_coroutines)
         self.sock = listening_socket("127.0.0.1", 0)
         self.port = self.sock.getsockname()[1]
         config = uvicorn.Config(build_app(cfg, redis_url), http=UploadProtocol,
@@ -145,6 +153,7 @@ def test_uploads_and_other_routes_share_a_keep_alive_connection(live: Live, toke
     status, _, answer = read_answer(conn, buffer)
     assert status == 200 and json.loads(answer)["status"] == "duplicate"
     assert live.direct == [201, 201, 200] and len(entries) == 2
+    assert live.coroutines == 0  # each came in one read: answered without a task
     assert {r.provenance.client_id for r in entries.records()} == {"carol"}
     conn.close()
 
@@ -178,6 +187,7 @@ def test_a_body_in_pieces_is_read_whole(live: Live, token: str, entries: Stream)
         conn.sendall(data[start:start + 700])
         time.sleep(0.002)
     assert read_answer(conn, buffer)[0] == 201 and len(entries) == 1
+    assert live.coroutines == 1 and live.direct == [201]
     conn.close()
 
 
@@ -253,4 +263,31 @@ def test_bad_bodies_and_bugs_get_the_route_s_answers(live: Live, token: str, ent
     status, _, answer = read_answer(conn, buffer)
     assert status == 500 and json.loads(answer) == {"error": "internal error"}
     assert live.direct == [400, 422, 500] and len(entries) == 0
+    conn.close()
+
+
+@pytest.mark.parametrize("error, status, reason", [
+    (rex.ConnectionError("gone"), 503, "the experience stream is unavailable; retry later"),
+    (rex.ResponseError("OOM command not allowed"), 503, "the experience stream is unavailable"),
+    (rex.ResponseError("ERR a bug in the script"), 500, "internal error"),
+])
+def test_redis_failures_of_a_group_commit_are_answered_as_the_route_answers_them(
+        live: Live, token: str, entries: Stream, monkeypatch, error: Exception, status: int,
+        reason: str):
+    from msagent.gateway.batcher import ScriptBatcher
+
+    def failing(self: ScriptBatcher, key: Any, arg: Any) -> Any:
+        future = asyncio.get_running_loop().create_future()
+        future.set_exception(error)
+        return future
+
+    conn, buffer = live.connect(), bytearray()
+    conn.sendall(upload(token, body_of(12)))  # the group is known to exist after this one
+    assert read_answer(conn, buffer)[0] == 201
+    monkeypatch.setattr(ScriptBatcher, "submit", failing)
+    conn.sendall(upload(token, body_of(13)))
+    got, headers, answer = read_answer(conn, buffer)
+    assert got == status and json.loads(answer)["error"].startswith(reason)
+    assert ("retry-after" in headers) == (status == 503)
+    assert live.coroutines == 0 and len(entries) == 1
     conn.close()
