@@ -2,7 +2,9 @@
 
 Starts, in order: the embedded Redis (when ``redis_url`` is empty), the ingestion consumer as
 a child process (when ``ingest`` is true; restarted if it dies; at niceness ``ingest_nice``),
-then uvicorn (uvloop and httptools) on ``host:port``, in ``workers`` processes. Ctrl-C or
+then uvicorn (uvloop, and httptools through :class:`~msagent.gateway.upload_protocol.
+UploadProtocol`, which answers most uploads without the ASGI round) on ``host:port``, in
+``workers`` processes. Ctrl-C or
 SIGTERM stops uvicorn (in-flight requests finish), then the consumer (it flushes its buffered
 records), then Redis (it flushes its AOF).
 """
