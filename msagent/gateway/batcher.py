@@ -70,11 +70,13 @@ class ScriptBatcher:
         keys = (*self._keys, *(key for key, _, _ in batch))
         args = (*self._args, *(arg for _, arg, _ in batch))
         try:
-            try:
-                reply = await self.redis.evalsha(self._sha, len(keys), *keys, *args)
+            try:  # execute_command: redis-py's evalsha wrapper adds a layer per call
+                reply = await self.redis.execute_command("EVALSHA", self._sha, len(keys), *keys,
+                                                         *args)
             except rex.NoScriptError:  # first use, or Redis restarted without the script
                 await self.redis.script_load(self.script)
-                reply = await self.redis.evalsha(self._sha, len(keys), *keys, *args)
+                reply = await self.redis.execute_command("EVALSHA", self._sha, len(keys), *keys,
+                                                         *args)
             if not isinstance(reply, list) or len(reply) != self._width * len(batch):
                 raise rex.ResponseError(f"the script answered {reply!r:.200} for "
                                         f"{len(batch)} callers")
