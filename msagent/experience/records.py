@@ -163,7 +163,8 @@ def decode_array(value: Any, name: str) -> np.ndarray:
     if len(data) != count * np_dtype.itemsize:
         raise RecordError(f"{name}: shape {shape} of {dtype} needs "
                           f"{count * np_dtype.itemsize} bytes, got {len(data)}")
-    return np.frombuffer(data, dtype=np_dtype).reshape(shape)
+    array = np.frombuffer(data, dtype=np_dtype)
+    return array if len(shape) == 1 else array.reshape(shape)  # 1-d: the byte count said so
 
 
 _ARRAY_KEYS = frozenset(("dtype", "shape", "data"))

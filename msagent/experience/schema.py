@@ -215,7 +215,7 @@ class GameSchema(BaseModel):
             _multi_discrete(actions, self.action_nvec)
         elif self.action_n is None:
             _finite(actions, "actions")
-        elif actions.size and (actions.min() < 0 or actions.max() >= self.action_n):
+        elif actions.size and actions.view(np.uint64).max() >= self.action_n:  # < 0: huge
             bad = actions[(actions < 0) | (actions >= self.action_n)][0]
             raise RecordError(f"actions: {int(bad)} is outside Discrete({self.action_n})")
 
