@@ -149,8 +149,9 @@ class GameSchema(BaseModel):
         return checked
 
     def scan_values(self, record: EpisodeRecord) -> None:
-        """RecordError unless the values of a :meth:`check` ed record are in range: finite
-        floats, actions inside the action space, log-probabilities at most 0 for choices.
+        """RecordError unless the values of a record :meth:`check` returned are in range:
+        finite floats, actions inside the action space, log-probabilities at most 0 for
+        choices.
 
         Works as well on one record whose arrays are several checked records' concatenated
         along the time axis (one pass over a batch; the messages' step numbers are then the
@@ -167,7 +168,7 @@ class GameSchema(BaseModel):
                                   f"> 1)")
 
     def value_errors(self, records: list[EpisodeRecord]) -> dict[int, str]:
-        """Why each of these :meth:`check` ed records (``scan_values=False``) fails
+        """Why each of these records (from :meth:`check` with ``scan_values=False``) fails
         :meth:`scan_values`, by index: one scan of them all, and one each only when that
         finds a bad value."""
         try:
@@ -335,8 +336,8 @@ def _flag(value: Any, name: str) -> bool:
 def _episode_id(value: Any) -> str:
     """The idempotency key."""
     if not isinstance(value, str) or not EPISODE_ID.match(value):
-        raise RecordError(f"episode_id: expected 1-128 characters of [A-Za-z0-9_.:-] "
-                          f"starting with a letter or digit")
+        raise RecordError("episode_id: expected 1-128 characters of [A-Za-z0-9_.:-] "
+                          "starting with a letter or digit")
     return value
 
 

@@ -26,8 +26,8 @@ CONTENT_TYPES = {"application/msgpack": MSGPACK, "application/x-msgpack": MSGPAC
 
 
 class UploadRequest(Protocol):
-    """What the upload handler reads of a request: Starlette's ``Request`` is one, and so is
-    the fast path's ``RawUpload``."""
+    """What the upload handler reads of a request: Starlette's ``Request`` is one, and so are
+    the ASGI fast path's ``RawUpload`` and ``UploadProtocol``'s ``DirectUpload``."""
 
     @property
     def headers(self) -> Mapping[str, str]:
