@@ -6,9 +6,9 @@ every half ``claim_idle_ms``, takes over entries a dead consumer left pending lo
 values of a whole read in one scan per game); refused ones go to the dead-letter stream with
 the reason and the entry id (counted with ``XLEN``, never dropped silently). Good records
 are buffered until ``batch`` of them or ``flush_s`` seconds, written to the store, and only
-then acknowledged and deleted from the stream. A
-consumer killed at any moment therefore loses nothing: what it had not acknowledged is claimed
-by the next one (a record it had written already is stored twice and read once).
+then acknowledged and deleted from the stream. A consumer killed at any moment therefore
+loses nothing: what it had not acknowledged is claimed by the next one (a record it had
+written already is stored twice and read once).
 """
 
 from __future__ import annotations
@@ -197,7 +197,7 @@ class Ingestor:
 
     def _value_errors(self, records: list[EpisodeRecord]) -> dict[int, str]:
         """Why records fail their game's value scan, by index: one scan per game of a read
-        (a value check per record costs more than the rest of its ingestion)."""
+        (scanning each record alone cost about a sixth of the consumer's CPU)."""
         by_game: dict[str, list[int]] = {}
         for i, record in enumerate(records):
             by_game.setdefault(record.game, []).append(i)
