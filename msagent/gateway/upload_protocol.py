@@ -9,11 +9,14 @@ that plumbing cost about as much of the gateway's one core as the upload's own c
 
 :class:`UploadProtocol` is uvicorn's ``HttpToolsProtocol`` (``uvicorn.Config(http=...)``) with
 one change: a ``POST /v1/games/{game}/episodes`` that arrives while nothing else is in flight on
-its connection is answered by the same handler as the route, reading the same headers and the
-same body chunks (so the same checks and refusals, in the same order: a body past the cap is
-refused having read at most the cap plus one chunk). Everything else, pipelined requests
-included, takes uvicorn's own path, and so to the ASGI app. Keep-alive, ``Expect:
-100-continue``, flow control, client disconnects and graceful shutdown behave as uvicorn's.
+its connection is answered by the route's own :class:`~msagent.gateway.uploads.Uploads` (the
+same checks and refusals, in the same order). A body that came whole in the read that ended
+its headers is answered synchronously, its answer written from the group commit's done
+callback; one that goes on in later reads by the route's coroutine, which reads the chunks as
+they come (a body past the cap is refused having read at most the cap plus one chunk).
+Everything else, pipelined requests included, takes uvicorn's own path, and so to the ASGI
+app. Keep-alive, ``Expect: 100-continue``, flow control, client disconnects and graceful
+shutdown behave as uvicorn's.
 """
 
 from __future__ import annotations
@@ -42,6 +45,7 @@ class DirectUpload:
 
     Args:
         protocol: The connection's protocol.
+        game: The game of the upload's path.
         headers: The request's headers (lower-case names; the first of repeated ones).
         keep_alive: Whether the connection stays open after the answer.
         expect_100: Whether the client waits for ``100 Continue`` before its body.
