@@ -171,6 +171,8 @@ class GameSchema(BaseModel):
         """Why each of these records (from :meth:`check` with ``scan_values=False``) fails
         :meth:`scan_values`, by index: one scan of them all, and one each only when that
         finds a bad value."""
+        if not records:
+            return {}
         try:
             self.scan_values(_concatenated(records))
             return {}

@@ -127,7 +127,7 @@ def test_bad_values_are_found_in_a_read_of_two_games_and_only_they_dead_lettered
 
 def test_one_value_scan_of_a_batch_finds_what_one_per_record_finds():
     records = [CARTPOLE.check(cartpole(i), scan_values=False) for i in range(6)]
-    assert CARTPOLE.value_errors(records) == {}
+    assert CARTPOLE.value_errors(records) == {} and CARTPOLE.value_errors([]) == {}
     records[1] = with_array(records[1], "rewards", (3,), float("nan"))
     records[4] = with_array(records[4], "actions", (0,), -1)
     found = CARTPOLE.value_errors(records)
