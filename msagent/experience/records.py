@@ -157,9 +157,9 @@ def decode_array(value: Any, name: str) -> np.ndarray:
     np_dtype = _DTYPES.get(dtype) if isinstance(dtype, str) else None
     if np_dtype is None:
         raise RecordError(f"{name}: dtype {dtype!r} is not one of {list(ALLOWED_DTYPES)}")
-    count = _element_count(shape, name)
     if not isinstance(data, bytes | bytearray):
         raise RecordError(f"{name}: data must be bytes")
+    count = _element_count(shape, name)
     if len(data) != count * np_dtype.itemsize:
         raise RecordError(f"{name}: shape {shape} of {dtype} needs "
                           f"{count * np_dtype.itemsize} bytes, got {len(data)}")
@@ -173,6 +173,9 @@ _DTYPES = {name: np.dtype(name) for name in ALLOWED_DTYPES}
 
 def _element_count(shape: Any, name: str) -> int:
     """The number of elements a declared shape holds (1 to 8 non-negative int dimensions)."""
+    if type(shape) is list and len(shape) == 1 and type(shape[0]) is int \
+            and 0 <= shape[0] <= MAX_ARRAY_ELEMENTS:  # the common case, without the loop
+        return shape[0]
     if not isinstance(shape, list | tuple) or not 1 <= len(shape) <= 8:
         raise RecordError(f"{name}: shape must be 1 to 8 non-negative integers, got {shape!r}")
     count = 1

@@ -105,22 +105,19 @@ class GameSchema(BaseModel):
         (``scan_values``: as :meth:`check`'s)."""
         if not isinstance(body, dict):
             raise RecordError("the upload must be a map of fields")
-        unknown = set(body) - UPLOAD_FIELDS
-        if unknown:
-            raise RecordError(f"unknown fields {sorted(map(str, unknown))}; allowed: "
-                              f"{sorted(UPLOAD_FIELDS)}")
+        if not body.keys() <= UPLOAD_FIELDS:
+            raise RecordError(f"unknown fields {sorted(map(str, set(body) - UPLOAD_FIELDS))}; "
+                              f"allowed: {sorted(UPLOAD_FIELDS)}")
         episode_id = _episode_id(body.get("episode_id"))
-        rewards = _array(body, "rewards")
-        _length(rewards, self.max_steps)  # before the other arrays are decoded
+        rewards = _as_floats(_array(body, "rewards"), "rewards")
+        steps = _length(rewards, self.max_steps)  # before the other arrays are decoded
         log_probs = body.get("log_probs")
-        return self.check(EpisodeRecord(
-            game=self.name, episode_id=episode_id, observations=_array(body, "observations"),
-            actions=_array(body, "actions"), rewards=rewards,
-            log_probs=None if log_probs is None else _to_array(log_probs, "log_probs"),
-            terminated=body.get("terminated"), truncated=body.get("truncated"),
-            provenance=Provenance(provenance.client_id, provenance.received_at,
-                                  body.get("client_version", ""), body.get("model_version")),
-            part=body.get("part", 0)), scan_values)
+        return self._checked(
+            episode_id, steps, _array(body, "observations"), _array(body, "actions"), rewards,
+            None if log_probs is None else _to_array(log_probs, "log_probs"),
+            (body.get("terminated"), body.get("truncated"), body.get("part", 0)),
+            Provenance(provenance.client_id, provenance.received_at,
+                       body.get("client_version", ""), body.get("model_version")), scan_values)
 
     def check(self, record: EpisodeRecord, scan_values: bool = True) -> EpisodeRecord:
         """The record with every field checked against this schema (arrays converted to the
@@ -132,18 +129,31 @@ class GameSchema(BaseModel):
         scans a whole batch's values at once)."""
         rewards = _as_floats(record.rewards, "rewards")
         steps = _length(rewards, self.max_steps)
-        p = record.provenance
+        return self._checked(_episode_id(record.episode_id), steps, record.observations,
+                             record.actions, rewards, record.log_probs,
+                             (record.terminated, record.truncated, record.part),
+                             record.provenance, scan_values)
+
+    def _checked(self, episode_id: str, steps: int, observations: np.ndarray,
+                 actions: np.ndarray, rewards: np.ndarray, log_probs: np.ndarray | None,
+                 flags: tuple[Any, Any, Any], provenance: Provenance,
+                 scan_values: bool) -> EpisodeRecord:
+        """The record of fields whose id and rewards are checked already: the rest checked
+        (``flags``: terminated, truncated, part; the provenance's client part too), in one
+        pass shared by uploads and records (building records twice cost the gateway ~5 % of
+        its CPU per upload)."""
+        terminated, truncated, part = flags
+        p = provenance
         checked = EpisodeRecord(
-            game=self.name, episode_id=_episode_id(record.episode_id),
-            observations=self._observations(record.observations, steps),
-            actions=self._actions(record.actions, steps),
-            rewards=rewards, log_probs=self._log_probs(record.log_probs, steps),
-            terminated=_flag(record.terminated, "terminated"),
-            truncated=_flag(record.truncated, "truncated"),
+            game=self.name, episode_id=episode_id,
+            observations=self._observations(observations, steps),
+            actions=self._actions(actions, steps),
+            rewards=rewards, log_probs=self._log_probs(log_probs, steps),
+            terminated=_flag(terminated, "terminated"), truncated=_flag(truncated, "truncated"),
             provenance=Provenance(p.client_id, p.received_at,
                                   _text(p.client_version, "client_version", 64),
                                   _model_version(p.model_version)),
-            part=_int_in(record.part, "part", 0, 1_000_000), action_nvec=self.action_nvec)
+            part=_int_in(part, "part", 0, 1_000_000), action_nvec=self.action_nvec)
         if scan_values:
             self.scan_values(checked)
         return checked

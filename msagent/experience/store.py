@@ -9,6 +9,7 @@ metadata are described in :mod:`msagent.experience.steps_table`.
 
 from __future__ import annotations
 
+import functools
 import os
 import uuid
 from collections import defaultdict
@@ -56,8 +57,15 @@ def open_filesystem(uri: str) -> tuple[pafs.FileSystem, str]:
 
 
 def utc_day(timestamp: float) -> str:
-    """The date partition of a Unix time."""
-    return datetime.fromtimestamp(timestamp, timezone.utc).strftime("%Y-%m-%d")
+    """The date partition of a Unix time (POSIX days are 86,400 s each, so the day number
+    alone decides it: formatting a date per stored record cost ~2 % of the consumer's CPU)."""
+    return _day_name(int(timestamp // 86_400))
+
+
+@functools.lru_cache(maxsize=64)
+def _day_name(day: int) -> str:
+    """``YYYY-MM-DD`` of a day number since 1970-01-01 (UTC)."""
+    return datetime.fromtimestamp(day * 86_400, timezone.utc).strftime("%Y-%m-%d")
 
 
 class ExperienceStore:
