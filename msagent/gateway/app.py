@@ -37,7 +37,7 @@ from msagent.gateway.fast_upload import UPLOAD_ROUTE, UploadFastPath
 from msagent.gateway.handlers import error_response, install_error_handlers, json_response
 from msagent.gateway.model_routes import add_model_routes
 from msagent.gateway.producer import StreamProducer
-from msagent.gateway.ratelimit import RateLimiter, SharedRateLimiter
+from msagent.gateway.ratelimit import RateLimiter, SharedRateLimiter, lease_size
 from msagent.gateway.redis_server import die_with_parent
 from msagent.gateway.tokens import Principal, TokenStore
 from msagent.gateway.uploads import Uploads
@@ -73,7 +73,8 @@ class Gateway:
         self.producer = StreamProducer(self.redis, StreamKeys(gw.prefix),
                                        gw.idempotency_ttl_s, gw.max_backlog)
         self.limiter: RateLimiter | SharedRateLimiter = (
-            SharedRateLimiter(self.redis, gw.prefix, gw.rate_per_s, gw.burst)
+            SharedRateLimiter(self.redis, gw.prefix, gw.rate_per_s, gw.burst,
+                              lease_size(gw.rate_per_s, gw.burst, gw.workers))
             if cfg.shared_rate_limits else RateLimiter(gw.rate_per_s, gw.burst))
 
     def principal(self, headers: Mapping[str, str], scope: str) -> Principal:

@@ -181,12 +181,14 @@ class UploadProtocol(HttpToolsProtocol):
         if upload.started:
             return
         assert self.uploads is not None
-        if not self.uploads.synchronous:  # this gateway's limits or stream need the coroutine
+        if not self.uploads.synchronous:  # the stream's consumer group needs the coroutine
             self._start_coroutine(upload)
             return
         upload.started = True
-        answer = self.uploads.now(upload.game, upload.headers, upload.body())
-        if isinstance(answer, Response):
+        answer = self.uploads.now(upload.game, upload.headers, upload.body)
+        if answer is None:  # the client's shared rate limit needs Redis
+            self._start_coroutine(upload)
+        elif isinstance(answer, Response):
             self._write(upload, answer)
         else:
             answer.add_done_callback(lambda commit: self._write(

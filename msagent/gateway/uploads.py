@@ -7,7 +7,8 @@
 - synchronously on a body received whole (:meth:`Uploads.now`), as ``msagent serve``'s
   :class:`~msagent.gateway.upload_protocol.UploadProtocol` does for most uploads: the answer
   is then a response at once (a refusal) or the future of the Redis group commit
-  (:meth:`Uploads.answer` reads it). No task, coroutine or async generator per upload: under
+  (:meth:`Uploads.answer` reads it); the coroutine answers instead when a shared rate limit
+  has to ask Redis first. No task, coroutine or async generator per upload: under
   load those cost the gateway's one core about a tenth of its time.
 """
 
@@ -16,7 +17,7 @@ from __future__ import annotations
 import asyncio
 import re
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from redis import exceptions as rex
@@ -30,6 +31,7 @@ from msagent.gateway.body import MSGPACK, BodyReader, UploadRequest, content_kin
 from msagent.gateway.errors import Refused, retry_after
 from msagent.gateway.handlers import error_response, json_response, unexpected_on
 from msagent.gateway.producer import Added
+from msagent.gateway.ratelimit import RateLimiter
 from msagent.gateway.tokens import Principal
 
 if TYPE_CHECKING:
@@ -59,22 +61,27 @@ class Uploads:
 
     @property
     def synchronous(self) -> bool:
-        """Whether :meth:`now` can answer (not with rate limits shared through Redis, nor
-        before the consumer group is known to exist: those need the coroutine)."""
-        return not self.gw.shared_limits and self.gw.producer.ready
+        """Whether :meth:`now` can answer (not before the consumer group is known to exist:
+        creating it needs the coroutine)."""
+        return self.gw.producer.ready
 
-    def now(self, game: str, headers: Mapping[str, str],
-            body: bytes) -> Response | asyncio.Future[list[Any]]:
-        """The same for a body received whole, from synchronous code in the event loop, when
-        :attr:`synchronous`: a refusal, or the future of the group commit (for
-        :meth:`answer`)."""
+    def now(self, game: str, headers: Mapping[str, str], body: Callable[[], bytes]
+            ) -> Response | asyncio.Future[list[Any]] | None:
+        """The same for a body received whole (``body`` gives it), from synchronous code in
+        the event loop, when :attr:`synchronous`: a refusal, the future of the group commit
+        (for :meth:`answer`), or None when the client's shared rate limit needs Redis (the
+        coroutine answers then; the body is left untouched)."""
         gw = self.gw
         try:
             principal, schema = self._admit(game, headers)
-            _limited(gw.limiter.take(principal.client))  # type: ignore[arg-type]
+            limiter = gw.limiter
+            if isinstance(limiter, RateLimiter):
+                _limited(limiter.take(principal.client))
+            elif not limiter.take_now(principal.client):
+                return None
             kind = content_kind(headers.get("content-type"))
             reader = BodyReader(headers, gw.max_body_bytes)
-            reader.feed(body)
+            reader.feed(body())
             record, entry = self._checked(game, schema, principal, kind, reader.body())
             return gw.producer.submit(record, entry)
         except Refused as exc:

@@ -15,7 +15,7 @@ from redis.asyncio import Redis
 from typer.testing import CliRunner
 
 from msagent.cli import app as cli
-from msagent.gateway.ratelimit import RateLimiter, SharedRateLimiter
+from msagent.gateway.ratelimit import LEASE_TTL_S, RateLimiter, SharedRateLimiter, lease_size
 from msagent.gateway.tokens import TokenError, TokenStore, hash_token
 from tests.gateway.conftest import Api, Stream, episode, make_config
 
@@ -150,6 +150,94 @@ def test_shared_token_buckets_hold_across_gateway_processes(redis_url: str):
     assert spent == [0.0, 0.0, 0.0, 0.0]  # alice's burst of 3, then bob's own bucket
     assert over == [pytest.approx(0.05, abs=0.015)] * 2  # a refused call spends nothing
     assert refilled == 0.0
+
+
+def test_leased_tokens_are_spent_without_redis_and_never_past_the_limit(redis_url: str):
+    """Two workers lease 4 tokens at a time from one bucket of 10 (no refill to speak of):
+    spending a held lease asks nothing of Redis, and all the workers together get exactly the
+    bucket's 10 tokens; a lease is dropped after LEASE_TTL_S."""
+    prefix = f"test:{uuid.uuid4().hex[:12]}"
+    key, clock = f"{prefix}:rate:alice", [0.0]
+
+    async def main() -> tuple[list[str], int, list[float], bool]:
+        clients = [Redis.from_url(redis_url) for _ in range(2)]
+        try:
+            first, second = (SharedRateLimiter(c, prefix, rate_per_s=1e-6, burst=10, lease=4,
+                                               clock=lambda: clock[0]) for c in clients)
+            assert await first.take("alice") == 0.0  # took 4: spent 1, holds 3
+            stored = [(await clients[0].hget(key, "tokens")).decode()]
+            held = [first.take_now("alice") for _ in range(4)]
+            stored.append((await clients[0].hget(key, "tokens")).decode())
+            granted = 1 + held.count(True)
+            waits = []
+            for limiter in (second, second, first, second, first, second, first):
+                waits.append(await limiter.take("alice"))
+            granted += waits.count(0.0)
+            granted += sum(limiter.take_now("alice") for limiter in (first, second)
+                           for _ in range(5))
+            expired_lease = SharedRateLimiter(clients[1], prefix, 1e-6, 10, lease=4,
+                                              clock=lambda: clock[0])
+            return stored, granted, waits, expired_lease.take_now("alice")
+        finally:
+            await clients[0].delete(key)
+            for c in clients:
+                await c.aclose()
+
+    stored, granted, waits, after = asyncio.run(main())
+    assert stored[0] == stored[1] and float(stored[0]) == pytest.approx(6, abs=1e-3)
+    assert granted == 10  # the bucket's burst, over both workers, and not one more
+    assert waits[-1] > 0 and not after
+
+
+def test_concurrent_uploads_ask_for_one_lease_at_a_time(redis_url: str):
+    """Six uploads of one client at once on a worker without a lease: one asks for a lease, the
+    others for one token each, so none is refused while the bucket of 10 has tokens (each
+    asking for a whole lease drained it: 429s under load with a limit far away)."""
+    prefix = f"test:{uuid.uuid4().hex[:12]}"
+
+    async def main() -> tuple[list[float], list[float]]:
+        client = Redis.from_url(redis_url)
+        try:
+            limiter = SharedRateLimiter(client, prefix, rate_per_s=1e-6, burst=10, lease=4)
+            burst = await asyncio.gather(*(limiter.take("alice") for _ in range(6)))
+            rest = [await limiter.take("alice") for _ in range(5)]
+            return list(burst), rest
+        finally:
+            await client.delete(f"{prefix}:rate:alice")
+            await client.aclose()
+
+    burst, rest = asyncio.run(main())
+    assert burst == [0.0] * 6
+    assert rest[:4] == [0.0] * 4 and rest[4] > 0  # 10 in all
+
+
+def test_a_lease_is_spent_only_while_it_lasts(redis_url: str):
+    prefix = f"test:{uuid.uuid4().hex[:12]}"
+    clock = [100.0]
+
+    async def main() -> tuple[bool, bool, float]:
+        client = Redis.from_url(redis_url)
+        try:
+            limiter = SharedRateLimiter(client, prefix, rate_per_s=1e-6, burst=10, lease=5,
+                                        clock=lambda: clock[0])
+            await limiter.take("alice")
+            fresh = limiter.take_now("alice")
+            clock[0] += LEASE_TTL_S
+            stale = limiter.take_now("alice")  # its 3 other tokens are dropped
+            return fresh, stale, await limiter.take("alice")
+        finally:
+            await client.delete(f"{prefix}:rate:alice")
+            await client.aclose()
+
+    fresh, stale, again = asyncio.run(main())
+    assert fresh and not stale and again == 0.0  # the bucket had 5 more to lease
+
+
+def test_lease_sizes_keep_small_limits_exact():
+    assert lease_size(0.5, 2, 2) == 1  # every upload asks Redis
+    assert lease_size(100.0, 20, 2) == 2  # a quarter of a burst per worker
+    assert lease_size(100.0, 1000, 2) == 10  # a tenth of a second of the rate
+    assert lease_size(1e6, 1_000_000, 2) == 100_000
 
 
 def test_shared_buckets_of_idle_clients_expire(redis_url: str):

@@ -291,3 +291,34 @@ def test_redis_failures_of_a_group_commit_are_answered_as_the_route_answers_them
     assert ("retry-after" in headers) == (status == 503)
     assert live.coroutines == 0 and len(entries) == 1
     conn.close()
+
+
+@pytest.mark.parametrize(("rate", "burst", "coroutines", "statuses"), [
+    (1e6, 1_000_000, 1, [201, 201, 201, 201]),  # one lease covers the rest: answered directly
+    (0.01, 2, 3, [201, 201, 429]),  # leases of 1: every upload asks Redis, and the third waits
+])
+def test_shared_rate_limits_are_answered_directly_while_a_lease_lasts(
+        tmp_path, redis_url, monkeypatch, rate: float, burst: int, coroutines: int,
+        statuses: list[int]):
+    """Rate limits shared through Redis (several workers): the coroutine takes a lease of the
+    client's tokens, and the uploads it covers are answered without a task."""
+    from msagent.gateway.tokens import TokenStore
+
+    cfg = make_config(tmp_path, rate_per_s=rate, burst=burst, rate_limits="redis")
+    token = TokenStore.of_data_dir(cfg.data_dir).create("dave", ["upload"])[1]
+    server, stream = Live(cfg, redis_url, monkeypatch), Stream(cfg, redis_url)
+    try:
+        conn, buffer = server.connect(), bytearray()
+        answers = []
+        for i in range(len(statuses)):
+            conn.sendall(upload(token, body_of(40 + i)))
+            answers.append(read_answer(conn, buffer))
+        conn.close()
+        assert [status for status, _, _ in answers] == statuses
+        assert server.coroutines == coroutines
+        assert len(stream) == statuses.count(201)
+        if 429 in statuses:
+            assert int(answers[-1][1]["retry-after"]) >= 1
+    finally:
+        stream.close()
+        server.stop()
