@@ -1,9 +1,9 @@
 """Game-client gateway under load: uploads of 200-step CartPole episodes from concurrent
 clients on loopback, beside a bare ``XADD`` of the same payloads to the same Redis.
 
-Run: ``python benchmarks/gateway.py [--uploads 10000] [--concurrency 32]``. In one invocation
-it starts a private redis-server (append-only, ``appendfsync everysec``: the gateway's
-default), measures
+Run: ``python benchmarks/gateway.py [--uploads 10000] [--concurrency 32] [--workers 2]``. In
+one invocation it starts a private redis-server (append-only, ``appendfsync everysec``: the
+gateway's default), measures
 
 1. the baseline: ``--concurrency`` asyncio Redis clients each ``XADD``-ing the stream entries
    the gateway writes for the same bodies, one command per episode;
@@ -213,8 +213,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--uploads", type=int, default=10_000, help="uploads per round")
     parser.add_argument("--concurrency", type=int, default=32)
-    parser.add_argument("--workers", type=int, default=1,
-                        help="gateway worker processes ([gateway] workers)")
+    parser.add_argument("--workers", type=int, default=2,
+                        help="gateway worker processes ([gateway] workers; the README's "
+                             "figures: 2 and 1 on a 2-core machine)")
     parser.add_argument("--ingest-nice", type=int, default=10,
                         help="the consumer's niceness ([gateway] ingest_nice)")
     parser.add_argument("--rounds", type=int, default=5,
