@@ -140,8 +140,8 @@ class GameSchema(BaseModel):
                  scan_values: bool) -> EpisodeRecord:
         """The record of fields whose id and rewards are checked already: the rest checked
         (``flags``: terminated, truncated, part; the provenance's client part too), in one
-        pass shared by uploads and records (building records twice cost the gateway ~5 % of
-        its CPU per upload)."""
+        pass shared by uploads and records (building each upload's record twice made the
+        consumer's structural check of a CartPole episode take 33-41 µs instead of 22-25)."""
         terminated, truncated, part = flags
         p = provenance
         checked = EpisodeRecord(

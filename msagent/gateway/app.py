@@ -90,11 +90,6 @@ class Gateway:
             raise Refused(403, f"this token lacks the {scope!r} scope")
         return principal
 
-    @property
-    def shared_limits(self) -> bool:
-        """Whether rate limits live in Redis (several worker processes share them)."""
-        return isinstance(self.limiter, SharedRateLimiter)
-
     async def rate_wait(self, client: str) -> float:
         """Seconds ``client`` must wait before this upload (0.0: go ahead); 503 when shared
         limits cannot be reached."""

@@ -149,10 +149,11 @@ class SharedRateLimiter:
         finally:
             if leasing:
                 self._leasing.discard(key)
-        if int(granted) < 1:
+        granted = int(granted)
+        if granted < 1:
             return float(wait)
-        if int(granted) > 1:
-            self._hold(key, int(granted) - 1)
+        if granted > 1:
+            self._hold(key, granted - 1)
         return 0.0
 
     def _hold(self, key: str, tokens: int) -> None:
