@@ -9,18 +9,23 @@ processes costs about 0.25 ms. Methods registered with ``direct=True`` (an infer
 node, by a serving loop that calls the instance core as a Ray call would: same lock, same
 batching, same statistics. Callers on other nodes still use Ray.
 
-The socket is in Linux's abstract namespace (no file to clean up) and protected by a random
-key that only travels through Ray; like Ray itself, the channel moves pickles, so the machine
-must be trusted.
+The socket is in Linux's abstract namespace (no file to clean up), which any local user can
+connect to: the server closes a peer of another user at once (its ``SO_PEERCRED``) and the
+others must prove a random key that only travels through Ray. Every connect and every step of
+that handshake is bounded by ``HANDSHAKE_TIMEOUT_S`` on both sides, so a peer that stays silent
+costs a timeout, never a stalled channel; a caller that gives up uses Ray. Like Ray itself, the
+channel moves pickles, so the machine's user must be trusted.
 """
 
 from __future__ import annotations
 
 import logging
 import pickle
+import socket
+import struct
 import threading
 from collections.abc import Callable
-from multiprocessing.connection import Client, Connection
+from multiprocessing.connection import Connection, answer_challenge, deliver_challenge
 from typing import Any
 
 from msagent.errors import SerializationError
@@ -29,6 +34,53 @@ from msagent.runtime.backend import InstanceGone, Route
 log = logging.getLogger("msagent.runtime")
 BROKEN = (EOFError, ConnectionError, OSError)
 """What a connection raises when the process at its other end is gone."""
+HANDSHAKE_TIMEOUT_S = 5.0
+"""How long a connect, or any one read or write of the key handshake, may block on either side
+(the handshake is a few dozen bytes each way and takes well under a millisecond)."""
+
+
+def connect(address: str, key: bytes) -> Connection:
+    """A connection to the channel at ``address``, given up after ``HANDSHAKE_TIMEOUT_S``
+    (multiprocessing's ``Client`` would wait for ever on a server that stays silent)."""
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        sock.settimeout(HANDSHAKE_TIMEOUT_S)  # a Unix connect blocks while the backlog is full
+        sock.connect(address)
+    except BaseException:
+        sock.close()
+        raise
+    return handshake(sock, key, serving=False)
+
+
+def handshake(sock: socket.socket, key: bytes, serving: bool) -> Connection:
+    """``sock`` as a Connection once both ends proved ``key``, or an error within the timeout.
+
+    The challenge is multiprocessing's own (what ``Listener.accept`` and ``Client`` speak); only
+    the socket handling is written here, because those two have no timeout.
+    """
+    conn = Connection(sock.detach())
+    try:
+        _io_timeout(conn, HANDSHAKE_TIMEOUT_S)
+        steps = (deliver_challenge, answer_challenge) if serving else \
+            (answer_challenge, deliver_challenge)
+        for step in steps:
+            step(conn, key)
+        _io_timeout(conn, 0.0)  # calls may take as long as they take
+    except BaseException:
+        conn.close()
+        raise
+    return conn
+
+
+def _io_timeout(conn: Connection, seconds: float) -> None:
+    """Bound each blocking read and write on ``conn``'s socket to ``seconds`` (0: no bound)."""
+    # Kernel timeouts (SO_RCVTIMEO/SO_SNDTIMEO), not socket.settimeout: Connection reads the raw
+    # descriptor with os.read, which needs it blocking; a timed-out read fails with EAGAIN.
+    timeval = struct.pack("ll", int(seconds), int(seconds % 1 * 1_000_000))
+    with socket.fromfd(conn.fileno(), socket.AF_UNIX, socket.SOCK_STREAM) as view:  # a dup
+        view.setblocking(True)
+        view.setsockopt(socket.SOL_SOCKET, socket.SO_RCVTIMEO, timeval)
+        view.setsockopt(socket.SOL_SOCKET, socket.SO_SNDTIMEO, timeval)
 
 
 def send_reply(conn: Connection, reply: tuple[bool, Any], method: str) -> bool:
@@ -57,8 +109,8 @@ def _send_obj(conn: Connection, obj: Any) -> None:
 
 def recv_message(conn: Connection) -> Any:
     """Receive and unpickle one message of ``_send_obj``."""
-    # trusted: a same-node abstract socket whose peer proved the random key that only
-    # travels through Ray (the Listener's authkey handshake); as trusted as Ray's own pickles
+    # trusted: a same-node abstract socket whose peer runs as this user and proved the random
+    # key that only travels through Ray (``handshake``); as trusted as Ray's own pickles
     return pickle.loads(conn.recv_bytes())
 
 
@@ -112,8 +164,8 @@ class ChannelClients:
         conn = conns.get(address)  # an address names one instance's process, never reused
         if conn is None:
             try:
-                conn = conns[address] = Client(address, family="AF_UNIX", authkey=key)
-            except Exception as exc:  # e.g. another network namespace: Ray for this route
+                conn = conns[address] = connect(address, key)
+            except Exception as exc:  # another network namespace, a timeout: Ray for the route
                 log.warning("no direct channel to %s (%r); using Ray", route.instance_id, exc)
                 route.channel = False
         return conn

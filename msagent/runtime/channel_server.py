@@ -13,23 +13,34 @@ the server.
 Methods registered ``concurrent=True`` may block for long, so they run in their own
 threads and answer from there; a caller has one call in flight per connection, so a
 connection never carries two replies at once.
+
+A connection joins the loop only after its key handshake, which runs in a short-lived thread of
+its own with a timeout: ``Listener.accept`` ran it inline, and another local user who connected
+and stayed silent stopped a central-inference run (0 env steps/s) until they hung up. Peers of
+another user are closed before any handshake, and at most ``MAX_HANDSHAKES`` run at once.
 """
 
 from __future__ import annotations
 
 import logging
+import os
 import secrets
 import socket
+import struct
 import sys
 import threading
 import time
 import traceback
-from multiprocessing.connection import Connection, Listener, wait
+from multiprocessing.connection import Connection, wait
 from typing import Any, NamedTuple
 
-from msagent.runtime.channel import BROKEN, recv_message, send_reply
+from msagent.runtime.channel import BROKEN, handshake, recv_message, send_reply
 
 log = logging.getLogger("msagent.runtime")
+MAX_HANDSHAKES = 32
+"""Handshakes in flight at most; a connection past them is closed at once (its caller uses Ray)."""
+_UCRED = struct.Struct("iII")
+"""Linux's struct ucred (pid, uid, gid), what SO_PEERCRED reads."""
 
 
 class _Request(NamedTuple):
@@ -53,14 +64,22 @@ def serve_channel(core: Any) -> ChannelServer | None:
 
 
 class ChannelServer:
-    """Accepts connections in one thread and serves all of them in another."""
+    """Accepts connections in one thread, authenticates each in its own, serves all in one."""
 
     def __init__(self, core: Any) -> None:
         """Listen on a fresh abstract socket with a fresh key; serve ``core``'s methods."""
         self._core = core
         self.key = secrets.token_bytes(32)
         self.address = f"\0msagent-{secrets.token_hex(12)}"
-        self._listener = Listener(self.address, family="AF_UNIX", authkey=self.key)
+        self._listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            self._listener.bind(self.address)
+            self._listener.listen(socket.SOMAXCONN)
+        except OSError:
+            self._listener.close()
+            raise
+        self._handshakes = threading.BoundedSemaphore(MAX_HANDSHAKES)
+        self._warned_user = False
         self._conns: list[Connection] = []
         self._accepted: list[Connection] = []
         self._accepted_lock = threading.Lock()
@@ -69,16 +88,56 @@ class ChannelServer:
         threading.Thread(target=self._loop, name="channel:serve", daemon=True).start()
 
     def _accept(self) -> None:
-        """Forever: take a connection (a caller thread) and hand it to the serving loop."""
+        """Forever: take a connection (a caller thread) and start its handshake elsewhere."""
         while True:
             try:
-                conn = self._listener.accept()
-            except Exception:  # a bad key or a caller that went away: keep accepting
-                log.debug("channel connection refused", exc_info=True)
+                sock, _ = self._listener.accept()
+            except OSError:  # e.g. out of file descriptors: wait a little rather than spin
+                log.debug("channel accept failed", exc_info=True)
+                time.sleep(0.1)
                 continue
-            with self._accepted_lock:
-                self._accepted.append(conn)
-            self._wake_w.send(b"\0")
+            if not self._admit(sock):
+                sock.close()
+                continue
+            try:
+                threading.Thread(target=self._handshake, args=(sock,), daemon=True,
+                                 name="channel:handshake").start()
+            except RuntimeError:  # no thread to be had: this caller uses Ray
+                self._handshakes.release()
+                sock.close()
+
+    def _admit(self, sock: socket.socket) -> bool:
+        """Whether to start ``sock``'s handshake: its peer runs as this process's user (any
+        other is closed before seeing a byte) and a handshake slot is free (taken here)."""
+        try:
+            pid, uid, _ = _UCRED.unpack(sock.getsockopt(
+                socket.SOL_SOCKET, socket.SO_PEERCRED, _UCRED.size))
+        except OSError:
+            return False
+        if uid != os.geteuid():
+            level = logging.DEBUG if self._warned_user else logging.WARNING
+            self._warned_user = True
+            log.log(level, "channel refused a connection of process %d run by uid %d (this "
+                    "process runs as uid %d)", pid, uid, os.geteuid())
+            return False
+        if not self._handshakes.acquire(blocking=False):
+            log.debug("channel refused a connection: %d handshakes in flight", MAX_HANDSHAKES)
+            return False
+        return True
+
+    def _handshake(self, sock: socket.socket) -> None:
+        """Authenticate a connection (given up after HANDSHAKE_TIMEOUT_S of silence) and hand
+        it to the serving loop."""
+        try:
+            conn = handshake(sock, self.key, serving=True)
+        except Exception:  # a bad key, a silent peer or a caller that went away
+            log.debug("channel handshake failed", exc_info=True)
+            return
+        finally:
+            self._handshakes.release()
+        with self._accepted_lock:
+            self._accepted.append(conn)
+        self._wake_w.send(b"\0")
 
     def _loop(self) -> None:
         """Forever: wait for requests on any connection, read them all, serve them."""
