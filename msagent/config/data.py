@@ -47,7 +47,7 @@ class DataSection(Section):
 
     @model_validator(mode="after")
     def _store_named(self) -> DataSection:
-        if self.source != "env" and not (self.store and GAME_NAME.match(self.game)):
+        if self.source != "env" and not (self.store and GAME_NAME.fullmatch(self.game)):
             raise ValueError(f"data.source = {self.source!r} needs data.store (the experience "
                              "store's path or URI) and data.game (a game name)")
         return self
@@ -69,6 +69,6 @@ class PublishSection(Section):
 
     @model_validator(mode="after")
     def _game_named(self) -> PublishSection:
-        if self.models and not GAME_NAME.match(self.game):
+        if self.models and not GAME_NAME.fullmatch(self.game):
             raise ValueError("publish.models needs publish.game (a game name)")
         return self

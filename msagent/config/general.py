@@ -69,7 +69,7 @@ class RunSection(Section):
     @classmethod
     def _directory_name(cls, value: str) -> str:
         """Refuse names that would not make one plain directory name."""
-        if not _NAME.match(value):
+        if not _NAME.fullmatch(value):
             raise ValueError(
                 f"expected letters, digits, '.', '_' or '-' (it names a directory), got {value!r}"
             )

@@ -262,7 +262,7 @@ class LeagueSection(Section):
 
 def _plain_name(value: str) -> str:
     """Return ``value`` if it is a plain name (letters, digits, ``_ . -``), else fail."""
-    if not _ID.match(value):
+    if not _ID.fullmatch(value):
         raise ValueError(f"expected a name of letters, digits, '_', '.' or '-' (no ':'), "
                          f"got {value!r}")
     return value

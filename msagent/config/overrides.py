@@ -21,7 +21,7 @@ def parse_override(text: str) -> tuple[str, Any]:
     """
     key, sep, raw = text.partition("=")
     key = key.strip()
-    if not sep or not _KEY.match(key):
+    if not sep or not _KEY.fullmatch(key):
         raise ConfigError(
             f"bad --set {text!r}: expected KEY=VALUE with a dotted KEY of letters, digits,"
             " '_' or '-', e.g. services.env_worker.num_envs=16"

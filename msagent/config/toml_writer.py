@@ -73,4 +73,4 @@ def _string(value: str) -> str:
 
 def _key(key: str) -> str:
     """A key, bare when TOML allows it, quoted otherwise."""
-    return key if _BARE_KEY.match(key) else _string(key)
+    return key if _BARE_KEY.fullmatch(key) else _string(key)

@@ -10,18 +10,22 @@ naming the field and the reason; the gateway turns it into a 4xx.
 from __future__ import annotations
 
 import re
+from functools import cached_property
 from typing import Any, Literal
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from msagent.experience.records import EpisodeRecord, Provenance, RecordError, decode_array
+from msagent.experience.records import (EpisodeRecord, Provenance, RecordError, decode_array,
+                                        decode_lists)
+from msagent.experience.upload_limits import UploadLimits
 
 GAME_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
-"""What a game's name may look like (it becomes a URL segment and a Parquet partition)."""
+"""What a game's name may look like (it becomes a URL segment and a Parquet partition); check
+with ``fullmatch``: ``match`` lets ``$`` match before a trailing newline."""
 
 EPISODE_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$")
-"""What an episode id (the upload's idempotency key) may look like."""
+"""What an episode id (the upload's idempotency key) may look like (``fullmatch`` it)."""
 
 UPLOAD_FIELDS = {"episode_id", "part", "client_version", "model_version", "observations",
                  "actions", "rewards", "log_probs", "terminated", "truncated"}
@@ -98,6 +102,15 @@ class GameSchema(BaseModel):
             return cls(name=name, obs_shape=obs_space.shape, obs_dtype=dtype,
                        action_shape=action_space.shape, max_steps=max_steps)
         raise RecordError(f"game {name!r}: action space {action_space} cannot be uploaded")
+
+    @cached_property
+    def limits(self) -> UploadLimits:
+        """The most structure a legitimate upload of this game holds, which its decoders
+        refuse to go past (computed once)."""
+        actions = ((len(self.action_nvec),) if self.action_nvec is not None
+                   else self.action_shape or ())
+        return UploadLimits.of(self.max_steps, (self.obs_shape, actions, (), ()),
+                               len(UPLOAD_FIELDS))
 
     def validate_upload(self, body: Any, provenance: Provenance,
                         scan_values: bool = True) -> EpisodeRecord:
@@ -289,13 +302,7 @@ def _to_array(value: Any, name: str) -> np.ndarray:
         return decode_array(value, name)
     if not isinstance(value, list):
         raise RecordError(f"{name}: expected an array (a list or a dtype/shape/data map)")
-    try:
-        array = np.array(value)
-    except (ValueError, TypeError, OverflowError, RecursionError):
-        raise RecordError(f"{name}: lists must be rectangular and hold only numbers") from None
-    if array.dtype.kind not in "biuf" or array.ndim == 0:
-        raise RecordError(f"{name}: lists must be rectangular and hold only numbers")
-    return array
+    return decode_lists(value, name)
 
 
 def _length(rewards: np.ndarray, max_steps: int) -> int:
@@ -347,7 +354,7 @@ def _flag(value: Any, name: str) -> bool:
 
 def _episode_id(value: Any) -> str:
     """The idempotency key."""
-    if not isinstance(value, str) or not EPISODE_ID.match(value):
+    if not isinstance(value, str) or not EPISODE_ID.fullmatch(value):
         raise RecordError("episode_id: expected 1-128 characters of [A-Za-z0-9_.:-] "
                           "starting with a letter or digit")
     return value

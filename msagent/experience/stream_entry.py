@@ -10,8 +10,9 @@ Two forms, both msgpack maps tagged by ``format``:
 - ``msagent-episode/1`` (:meth:`EpisodeRecord.to_msgpack`): the checked record, for uploads
   that came as JSON (and for anything else that writes records).
 
-Readers never trust either: :func:`checked_record` decodes without unpickling and checks the
-result against the game's schema, exactly as the gateway did.
+Readers never trust either: :func:`checked_record` decodes without unpickling, within the
+game's upload limits, and checks the result against the game's schema, exactly as the gateway
+did.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ import msgpack
 from msagent.experience.records import (RECORD_FORMAT, EpisodeRecord, Provenance,
                                         RecordError)
 from msagent.experience.schema import GameSchema
+from msagent.experience.upload_limits import RECORD_LIMITS, TooLarge, unpack_bounded
 
 UPLOAD_FORMAT = "msagent-upload/1"
 """Tag of an upload kept as the client sent it."""
@@ -31,15 +33,6 @@ UPLOAD_FORMAT = "msagent-upload/1"
 UNPACK_ERRORS = (ValueError, TypeError, OverflowError, RecursionError,
                  msgpack.UnpackException)
 """What the decoders raise for bad bytes (truncated, malformed, too deep, bad UTF-8, ...)."""
-
-
-def unpack(data: bytes) -> Any:
-    """Plain data from msgpack bytes: str keys only, no extension types (never objects).
-
-    Raises:
-        ValueError: The bytes are not such msgpack (any of msgpack's own errors).
-    """
-    return msgpack.unpackb(data, raw=False, strict_map_key=True, max_ext_len=0)
 
 
 def upload_entry(game: str, provenance: Provenance, body: bytes) -> bytes:
@@ -66,16 +59,17 @@ def checked_record(data: bytes, schemas: Mapping[str, GameSchema],
         raise RecordError(f"unknown game {game!r:.80} (accepted: {sorted(schemas)})")
     try:
         if head["format"] == UPLOAD_FORMAT:
-            return schema.validate_upload(_upload_body(head), _provenance(head), scan_values)
+            return schema.validate_upload(_upload_body(head, schema), _provenance(head),
+                                          scan_values)
         return schema.check(EpisodeRecord.from_map(head), scan_values)
     except RecordError as exc:
         raise RecordError(f"game {schema.name!r}: {exc}") from None
 
 
 def _head(data: bytes) -> dict[str, Any]:
-    """The entry's outer map, of either format."""
+    """The entry's outer map, of either format (within the limits of either)."""
     try:
-        head = unpack(data)
+        head = unpack_bounded(data, RECORD_LIMITS)
     except UNPACK_ERRORS as exc:
         raise RecordError(f"record is not valid msgpack: {exc}") from None
     if not isinstance(head, dict) or head.get("format") not in (UPLOAD_FORMAT, RECORD_FORMAT):
@@ -83,13 +77,16 @@ def _head(data: bytes) -> dict[str, Any]:
     return head
 
 
-def _upload_body(head: dict[str, Any]) -> Any:
-    """The upload's own fields, decoded."""
+def _upload_body(head: dict[str, Any], schema: GameSchema) -> Any:
+    """The upload's own fields, decoded within the game's upload limits."""
     body = head.get("body")
     if not isinstance(body, bytes):
         raise RecordError("the upload's body must be msgpack bytes")
     try:
-        return unpack(body)
+        return unpack_bounded(body, schema.limits)
+    except TooLarge as exc:
+        raise RecordError(f"the upload's body holds more than its game's uploads can: "
+                          f"{exc}") from None
     except UNPACK_ERRORS as exc:
         raise RecordError(f"the upload's body is not valid msgpack: {exc}") from None
 

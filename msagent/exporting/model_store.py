@@ -268,7 +268,7 @@ class ModelStore:
 
 def _version_of(name: str) -> int | None:
     """The version a ``v000001`` folder name stands for, or None for other names."""
-    match = _VERSION_DIR.match(name)
+    match = _VERSION_DIR.fullmatch(name)
     return int(match.group(1)) if match else None
 
 

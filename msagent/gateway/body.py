@@ -3,8 +3,10 @@ decoders that build only plain data (msgpack or JSON; nothing is ever unpickled)
 
 Every refusal is a :class:`~msagent.gateway.errors.Refused`: 413 past ``max_body_bytes``
 (a declared Content-Length before anything is read; a streamed or chunked body as soon as the
-running total passes the cap; a gzip body as soon as its output does), 415 for an unknown
-Content-Type or Content-Encoding, 400 for bytes that do not decode.
+running total passes the cap; a gzip body as soon as its output does) and for a body holding
+more than an upload of its game can (:class:`~msagent.experience.upload_limits.UploadLimits`:
+refused while decoding, having built at most that much), 415 for an unknown Content-Type or
+Content-Encoding, 400 for bytes that do not decode.
 """
 
 from __future__ import annotations
@@ -16,7 +18,8 @@ from typing import Any, Protocol
 
 from starlette.requests import ClientDisconnect
 
-from msagent.experience.stream_entry import UNPACK_ERRORS, unpack
+from msagent.experience.stream_entry import UNPACK_ERRORS
+from msagent.experience.upload_limits import TooLarge, UploadLimits, check_json, unpack_bounded
 from msagent.gateway.errors import Refused
 
 MSGPACK, JSON = "msgpack", "json"
@@ -46,12 +49,13 @@ def content_kind(content_type: str | None) -> str:
     return kind
 
 
-async def read_upload(request: UploadRequest, max_bytes: int) -> tuple[Any, bytes | None]:
+async def read_upload(request: UploadRequest, max_bytes: int,
+                      limits: UploadLimits) -> tuple[Any, bytes | None]:
     """The decoded body of an upload request (plain maps, lists, numbers, strings, bytes),
     and its bytes when they are msgpack (they can go on the stream as they are)."""
     kind = content_kind(request.headers.get("content-type"))
     data = await read_body(request, max_bytes)
-    return decode(data, kind), data if kind == MSGPACK else None
+    return decode(data, kind, limits), data if kind == MSGPACK else None
 
 
 async def read_body(request: UploadRequest, max_bytes: int) -> bytes:
@@ -105,12 +109,16 @@ class BodyReader:
         return parts[0] if len(parts) == 1 else b"".join(parts)
 
 
-def decode(data: bytes, kind: str) -> Any:
-    """Plain data from msgpack (str keys only, no extension types) or JSON (no NaN/Infinity)."""
+def decode(data: bytes, kind: str, limits: UploadLimits) -> Any:
+    """Plain data from msgpack (str keys only, no extension types) or JSON (no NaN/Infinity),
+    within an upload's ``limits`` (413 past them, naming the limit)."""
     try:
         if kind == MSGPACK:
-            return unpack(data)
-        return json.loads(data, parse_constant=_refuse_constant)
+            return unpack_bounded(data, limits)
+        check_json(data, limits)  # and JSON is UTF-8 (RFC 8259), never a guessed encoding
+        return json.loads(data.decode("utf-8"), parse_constant=_refuse_constant)
+    except TooLarge as exc:
+        raise Refused(413, f"body holds more than an upload of this game can: {exc}") from None
     except UNPACK_ERRORS:
         name = "msgpack" if kind == MSGPACK else "JSON"
         raise Refused(400, f"body is not valid {name}") from None

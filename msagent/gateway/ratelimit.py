@@ -2,6 +2,8 @@
 ``burst``; above that the gateway answers 429 with the seconds to wait. One gateway process
 keeps its buckets in memory (:class:`RateLimiter`); several worker processes share theirs in
 Redis (:class:`SharedRateLimiter`), so a client's limit holds whichever worker it reaches.
+Bytes are counted too (``rate_bytes_per_s``, ``burst_bytes``), by a :class:`RateLimiter` of
+each process whose tokens are bytes: that limit protects the process's own CPU.
 
 A worker of a shared bucket takes tokens from Redis a few at a time (a lease of at most a
 tenth of a second of the rate, see :func:`lease_size`) and spends them without asking Redis
@@ -43,19 +45,20 @@ class RateLimiter:
         self._clock = clock
         self._buckets: dict[str, list[float]] = {}
 
-    def take(self, key: str) -> float:
-        """Spend one token of ``key``'s bucket: 0.0 if allowed, else the seconds until one is."""
+    def take(self, key: str, cost: float = 1.0) -> float:
+        """Spend ``cost`` tokens of ``key``'s bucket (at most ``burst``): 0.0 if allowed, else
+        the seconds until they are there (nothing spent then)."""
         now = self._clock()
         bucket = self._buckets.get(key)
         if bucket is None:
             bucket = self._buckets[key] = [self.burst, now]
         tokens = min(self.burst, bucket[0] + (now - bucket[1]) * self.rate)
         bucket[1] = now
-        if tokens >= 1.0:
-            bucket[0] = tokens - 1.0
+        if tokens >= cost:
+            bucket[0] = tokens - cost
             return 0.0
         bucket[0] = tokens
-        return (1.0 - tokens) / self.rate
+        return (cost - tokens) / self.rate
 
 
 TAKE_MANY = """

@@ -159,7 +159,7 @@ class CheckpointStore:
         if not self.folder.is_dir():
             return found
         for entry in self.folder.iterdir():
-            match = _NAME.match(entry.name)
+            match = _NAME.fullmatch(entry.name)
             if match:
                 found.setdefault(int(match.group(1)), set()).add("." + match.group(2))
         return found

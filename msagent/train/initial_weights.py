@@ -65,7 +65,7 @@ def load_weights(path: str | Path, player: str) -> Weights:
         raise ConfigError(f"init {where}: it does not exist")
     if where.is_dir():
         return _from_checkpoint(_newest(where), where, player)
-    match = _CHECKPOINT.match(where.name)
+    match = _CHECKPOINT.fullmatch(where.name)
     if where.is_file() and match:
         return _from_checkpoint(_read(where, match), where, player)
     if where.is_file() and where.suffix == ".safetensors":

@@ -81,7 +81,8 @@ def test_a_multi_discrete_upload_is_accepted_and_round_trips_through_the_stream_
     ([0, 1, 2], r"actions: expected shape \[3, 2\], got \[3\]"),
     ([[0, 1, 0], [1, 0, 0], [1, 1, 0]], r"actions: expected shape \[3, 2\], got \[3, 3\]"),
     ([[0.0, 1.0], [2.0, 0.0], [1.0, 1.0]], "actions: expected integers, got dtype float64"),
-    ([[True, False], [True, True], [False, False]], "actions: expected integers, got dtype bool"),
+    ([[True, False], [True, True], [False, False]],
+     r"actions: lists must be rectangular and hold only numbers \(not booleans\)"),
 ])
 def test_multi_discrete_actions_outside_the_space_are_refused_by_name(actions, reason):
     body = upload(np.random.default_rng(1), steps=3, actions=actions)

@@ -47,7 +47,7 @@ SCHEMA_CASES = {
     "float actions for a discrete game": (_packed(actions=np.zeros(10, np.float32)),
                                           "actions: expected integers"),
     "bool actions": (_packed(actions=np.ones(10, bool)), "actions: expected integers"),
-    "bool actions in JSON": (_json(actions=[True] * 10), "actions: expected integers"),
+    "bool actions in JSON": (_json(actions=[True] * 10), "actions: lists must"),
     "action out of range": (_packed(actions=np.full(10, 2)), "outside Discrete(2)"),
     "negative action": (_packed(actions=np.full(10, -1)), "outside Discrete(2)"),
     "bool part": (_packed(part=True), "part"),
@@ -93,6 +93,12 @@ SCHEMA_CASES = {
     "integer episode id": (_packed(episode_id=12), "episode_id"),
     "client version too long": (_packed(client_version="v" * 65), "client_version"),
     "client version with a newline": (_packed(client_version="a\nb"), "client_version"),
+    # numpy would make booleans beside numbers 0 and 1
+    "a boolean among JSON actions": (_json(actions=[0, 1, True, 0, 1, 0, 1, 0, 1, 0]),
+                                     "actions: lists must"),
+    "a boolean among JSON rewards": (_json(rewards=[1.0] * 9 + [True]), "rewards: lists must"),
+    "booleans as JSON observations": (_json(observations=[[True, False, True, False]] * 10),
+                                      "observations: lists must"),
 }
 
 
@@ -138,12 +144,16 @@ DECODE_CASES = {
     "invalid JSON": (b'{"episode_id": ', {"Content-Type": "application/json"}, 400, "JSON"),
     "JSON NaN literal": (_json(rewards=[1.0] * 10).replace(b"1.0]", b"NaN]"),
                          {"Content-Type": "application/json"}, 400, "JSON"),
-    "deeply nested JSON": (b"[" * 100_000 + b"]" * 100_000,
-                           {"Content-Type": "application/json"}, 400, "JSON"),
+    "deeply nested JSON": (b"[" * 100_000 + b"]" * 100_000,  # refused before parsing
+                           {"Content-Type": "application/json"}, 413, "maps and lists"),
     "JSON integer of 5000 digits": (b'{"part": ' + b"9" * 5000 + b"}",
                                     {"Content-Type": "application/json"}, 400, "JSON"),
     "invalid UTF-8 in JSON": (b'{"episode_id": "\xff"}', {"Content-Type": "application/json"},
                               400, "JSON"),
+    "JSON in UTF-16": (encode_body(episode(3), "json").decode().encode("utf-16"),
+                       {"Content-Type": "application/json"}, 400, "JSON"),
+    "JSON in UTF-32, no BOM": (encode_body(episode(3), "json").decode().encode("utf-32-le"),
+                               {"Content-Type": "application/json"}, 400, "JSON"),
     "not gzip": (encode_body(episode(3)), {"Content-Encoding": "gzip"}, 400, "gzip"),
     "truncated gzip": (gzip.compress(encode_body(episode(30)))[:-20],
                        {"Content-Encoding": "gzip"}, 400, "gzip"),
@@ -192,10 +202,10 @@ def test_pickles_are_never_unpickled(api: Api, tokens: dict, tmp_path: Path, str
 
 def test_tokens_are_checked_before_anything_else(api: Api, tokens: dict, cfg, stream: Stream):
     store = TokenStore.of_data_dir(cfg.data_dir)
-    revoked = store.create("mallory", ["upload"])[1]
+    revoked = store.create("mallory", ["upload"], games=["cartpole"])[1]
     store.revoke("mallory")
     ten_days_ago = TokenStore(store.path, clock=lambda: time.time() - 10 * 86400)
-    expired = ten_days_ago.create("old", ["upload"], expires_days=1)[1]
+    expired = ten_days_ago.create("old", ["upload"], expires_days=1, games=["cartpole"])[1]
     body = encode_body(episode(5))
     path = "/v1/games/cartpole/episodes"
     cases = [({}, 401), ({"Authorization": "Basic YWxpY2U6cHc="}, 401),
