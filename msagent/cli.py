@@ -194,6 +194,11 @@ def dashboard(
         ..., help="A run directory, or a folder of runs (such as runs/); it may not exist yet."),
     port: int = typer.Option(8420, help="The port (0: any free port)."),
     host: str = typer.Option("127.0.0.1", help="The address to bind (loopback unless told)."),
+    allow_host: list[str] | None = typer.Option(
+        None, "--allow-host", metavar="NAME",
+        help="A Host name (without port) the dashboard answers besides localhost, 127.0.0.1, "
+             "[::1] and the bound address; repeatable. Other names get 400 (no DNS "
+             "rebinding)."),
 ) -> None:
     """Serve the league dashboard of a run (or a folder of runs) in the browser, read-only,
     following the run live while it trains."""
@@ -201,7 +206,7 @@ def dashboard(
 
     out = Console(soft_wrap=True, highlight=False)
     try:
-        serve(run_dir, host, port, say=out.print)
+        serve(run_dir, host, port, say=out.print, allow_hosts=allow_host or ())
     except OSError as exc:  # e.g. the port is taken
         _fail(f"cannot serve the dashboard on {host}:{port}: {exc}", USER_ERROR_EXIT)
     except KeyboardInterrupt:
@@ -213,7 +218,10 @@ def dashboard(
 def ingest(
     config: Path = typer.Argument(..., help="The gateway config (TOML) of `msagent serve`."),
     redis_url: str | None = typer.Option(
-        None, help="The gateway's Redis (overrides the config's gateway.redis_url)."),
+        None, envvar="MSAGENT_REDIS_URL",  # ingest_cli.INGEST_REDIS_ENV (this module stays light)
+        help="The gateway's Redis (overrides the config's gateway.redis_url). On the command "
+             "line every local user sees it (ps): set the environment variable instead, or "
+             "write the password as ${VAR} or ${file:/path}."),
 ) -> None:
     """Move uploaded episodes from the gateway's Redis stream into the experience store, until
     Ctrl-C or SIGTERM (both write what is buffered first)."""

@@ -19,6 +19,7 @@ import numpy as np
 from rich.console import Console
 from rich.table import Table
 
+from msagent.credentials import redact
 from msagent.envs.bots import RandomBot
 from msagent.envs.play import SeatActor, WinDrawLoss, play_games, wdl, wilson_interval
 from msagent.errors import MsagentError, UserError
@@ -347,12 +348,12 @@ def _snapshot_weights(ref: PolicyRef, path: Path, cfg: Any, found: Checkpoint,
     except SnapshotNotFoundError:
         held = [str(key) for key in pool.list()]
         have = (f"it holds {', '.join(held)}" if held else "it holds no snapshot")
-        raise UserError(f"snapshot {ref} is not in the run's model pool ({_safe_url(url)}): "
+        raise UserError(f"snapshot {ref} is not in the run's model pool ({redact(url)}): "
                         f"{have}; {usable}") from None
     except MsagentError:
         raise
     except Exception as exc:  # redis connection errors and the like
-        raise UserError(f"cannot read snapshot {ref} from the model pool at {_safe_url(url)}: "
+        raise UserError(f"cannot read snapshot {ref} from the model pool at {redact(url)}: "
                         f"{type(exc).__name__}: {exc}") from exc
     finally:
         pool.store.close()
@@ -364,12 +365,6 @@ def _marker_run_id(path: Path) -> str:
         return RunDir(path).run_id
     except (OSError, ValueError):
         return path.name
-
-
-def _safe_url(url: str) -> str:
-    """The url without a password."""
-    scheme, sep, rest = url.partition("://")
-    return f"{scheme}{sep}{rest.rpartition('@')[2]}" if sep else url
 
 
 def _refuse_single_policy(run: RunDir) -> None:

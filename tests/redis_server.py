@@ -1,8 +1,10 @@
 """A real ``redis-server`` per test session on a free loopback port (no persistence), for the
-model pool's and the league mirror's tests; skipped where redis-server is not installed."""
+model pool's and the league mirror's tests, and password-protected ones on demand; skipped
+where redis-server is not installed."""
 
 from __future__ import annotations
 
+import contextlib
 import shutil
 import subprocess
 import time
@@ -10,6 +12,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+import redis
 
 from msagent.gateway.redis_server import answers_ping as _answers_ping
 from msagent.gateway.redis_server import free_loopback_port as _free_loopback_port
@@ -42,6 +45,40 @@ def _stop(proc: subprocess.Popen) -> None:
     except subprocess.TimeoutExpired:
         proc.kill()
         proc.wait()
+
+
+@contextlib.contextmanager
+def protected_redis(workdir: Path, password: str) -> Iterator[int]:
+    """A redis-server requiring ``password`` (given on stdin, never on its command line) on a
+    free loopback port, stopped on exit; its port."""
+    binary = shutil.which("redis-server")
+    if binary is None:
+        pytest.skip("redis-server is not installed (apt-get install redis-server)")
+    workdir.mkdir(parents=True, exist_ok=True)
+    port = _free_loopback_port()
+    proc = subprocess.Popen([binary, "-", "--port", str(port), "--bind", "127.0.0.1", "--save",
+                             "", "--dir", str(workdir)], stdin=subprocess.PIPE,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc.stdin.write(f"requirepass {password}\n".encode())
+    proc.stdin.close()  # the end of its config
+    try:
+        client = redis.Redis(port=port, password=password, socket_timeout=1)
+        deadline = time.monotonic() + REDIS_START_TIMEOUT_S
+        while not _pings(client):
+            assert time.monotonic() < deadline, "the password-protected redis did not start"
+            time.sleep(0.02)
+        client.close()
+        yield port
+    finally:
+        _stop(proc)
+
+
+def _pings(client: redis.Redis) -> bool:
+    """Whether the server answers PING (after AUTH)."""
+    try:
+        return bool(client.ping())
+    except redis.RedisError:
+        return False
 
 
 @pytest.fixture(scope="session")

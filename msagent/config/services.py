@@ -11,6 +11,7 @@ from msagent.buffer.rate_limiter import RateLimiterConfig
 from msagent.buffer.removers import REMOVER_KINDS
 from msagent.buffer.samplers import SAMPLER_KINDS
 from msagent.config.base import Section
+from msagent.credentials import redact
 from msagent.errors import ConfigError
 from msagent.runtime.backend import Resources
 from msagent.vocabulary import DEVICE_PATTERN
@@ -240,7 +241,7 @@ class ModelPoolSection(_Service):
         """Accept only urls ``make_store`` understands, before any service starts."""
         if value.strip().lower() in ("", "memory") or value.startswith(_STORE_SCHEMES):
             return value
-        raise ValueError(f"expected '' (in-memory) or a redis:// url, got {value!r}")
+        raise ValueError(f"expected '' (in-memory) or a redis:// url, got {redact(value)!r}")
 
     def keep_last_or_none(self) -> int | None:
         """``keep_last`` as ``ModelPool`` takes it (None keeps everything)."""

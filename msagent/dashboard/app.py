@@ -8,21 +8,26 @@ API (documented in the README for scripts)::
 
 The page polls the stamp and fetches the view again when it changes, so it follows a live run.
 Run ids are directory names found by scanning the served folder: a request can name only
-those runs, never a path.
+those runs, never a path. A request whose ``Host`` is not an allowed name gets 400, so a web
+page cannot read the dashboard through a name of its own that resolves to this machine (DNS
+rebinding); the run's config is shown with every password as ``***``.
 """
 
 from __future__ import annotations
 
 import json
 import threading
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
 from fastapi import FastAPI, HTTPException
 from fastapi.responses import FileResponse, HTMLResponse, Response
+from starlette.middleware.trustedhost import TrustedHostMiddleware
 
 from msagent.dashboard.assets import plotly_js
 from msagent.dashboard.reader import find_runs, read_marker, read_run, stamp
+from msagent.dashboard.serve import LOOPBACK_HOSTS
 from msagent.dashboard.views import run_view
 from msagent.rundir.feed import plain
 
@@ -50,10 +55,13 @@ class ViewCache:
         return now, body
 
 
-def make_app(root: Path) -> FastAPI:
-    """The dashboard app serving the run at ``root`` or the runs directly inside it."""
+def make_app(root: Path, allowed_hosts: Iterable[str] = LOOPBACK_HOSTS) -> FastAPI:
+    """The dashboard app serving the run at ``root`` or the runs directly inside it, to
+    requests whose ``Host`` (without port) is one of ``allowed_hosts``."""
     root = Path(root).expanduser().absolute()
     app = FastAPI(title="msagent dashboard", docs_url=None, redoc_url=None, openapi_url=None)
+    app.add_middleware(TrustedHostMiddleware, allowed_hosts=list(allowed_hosts),
+                       www_redirect=False)
     cache = ViewCache()
 
     def runs() -> dict[str, Path]:

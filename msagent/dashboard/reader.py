@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from msagent.credentials import redact_text
 from msagent.rundir.checkpoints import STATE_EXT
 from msagent.rundir.directory import CONFIG_NAME, MARKER
 from msagent.rundir.feed import FEED_DIR, FEED_FORMAT, STATE_FILE, TIMELINE_FILE
@@ -30,7 +31,8 @@ class RunFiles:
     Attributes:
         path: The run directory.
         marker: The ``.msagent-run`` marker's JSON (empty when missing or unreadable).
-        config: The resolved config's TOML text ("" when missing).
+        config: The resolved config's TOML text ("" when missing), every password in it
+            shown as ``***``.
         state: The feed's newest state, or one rebuilt from the newest checkpoint (None: neither).
         timeline: The feed's timeline points, oldest first.
         checkpoints: Checkpoint steps found, oldest first.
@@ -90,7 +92,7 @@ def read_run(path: Path) -> RunFiles:
         files.warnings.append(f"{files.path} does not exist (yet)")
         return files
     files.marker = _json_file(files.path / MARKER, files.warnings) or {}
-    files.config = _text(files.path / CONFIG_NAME, files.warnings)
+    files.config = redact_text(_text(files.path / CONFIG_NAME, files.warnings))
     files.checkpoints = _checkpoint_steps(files.path / "checkpoints")
     state = _json_file(files.path / FEED_DIR / STATE_FILE, files.warnings, missing_ok=True)
     files.timeline = read_timeline(files.path / FEED_DIR / TIMELINE_FILE, files.warnings)

@@ -9,6 +9,12 @@ are buffered until ``batch`` of them or ``flush_s`` seconds, written to the stor
 then acknowledged and deleted from the stream. A consumer killed at any moment therefore
 loses nothing: what it had not acknowledged is claimed by the next one (a record it had
 written already is stored twice and read once).
+
+One record can never stop the consumer: any error its check or value scan raises (a bug, not
+only a refusal) dead-letters it with the error as the reason, and a store write failing
+other than retryably is tried again record by record, the records the store refuses
+dead-lettered and the rest stored. (Otherwise the entry would crash every consumer that
+claims it, every ``claim_idle_ms``, forever.)
 """
 
 from __future__ import annotations
@@ -20,10 +26,10 @@ import threading
 import time
 import uuid
 from dataclasses import dataclass, field
-from urllib.parse import urlsplit
 
 import redis
 
+from msagent.credentials import expand, redact
 from msagent.experience.records import EpisodeRecord, RecordError
 from msagent.experience.schema import GameSchema
 from msagent.experience.store import ExperienceStore
@@ -66,7 +72,7 @@ class Ingestor:
     """One consumer of the ingest group.
 
     Args:
-        redis_url: The gateway's Redis.
+        redis_url: The gateway's Redis (``${VAR}``/``${file:...}`` placeholders expanded).
         keys: Its key names (``[gateway] prefix``).
         store: Where records are written.
         schemas: Every accepted game's schema by name.
@@ -81,14 +87,14 @@ class Ingestor:
                  schemas: dict[str, GameSchema], batch: int, flush_s: float,
                  claim_idle_ms: int, consumer: str | None = None,
                  progress_s: float = 10.0) -> None:
-        self.redis = redis.Redis.from_url(redis_url, socket_connect_timeout=5.0,
+        self.redis = redis.Redis.from_url(expand(redis_url), socket_connect_timeout=5.0,
                                           socket_timeout=BLOCK_MS / 1000 + 30.0)
-        self.where = _describe(redis_url)
+        self.where = redact(redis_url)
         self.keys, self.store, self.schemas = keys, store, schemas
         self.batch, self.flush_s, self.claim_idle_ms = batch, flush_s, claim_idle_ms
         self.consumer = consumer or f"{socket.gethostname()}-{os.getpid()}-{uuid.uuid4().hex[:6]}"
         self.progress_s, self.stats = progress_s, IngestStats()
-        self._buffer: dict[bytes, EpisodeRecord] = {}
+        self._buffer: dict[bytes, tuple[EpisodeRecord, bytes]] = {}  # with the entry's bytes
         self._written: list[bytes] = []  # in the store, not yet acknowledged
         self._first_at: float | None = None
         self._group_ready, self._claim_from, self._next_claim = False, b"0-0", 0.0
@@ -177,7 +183,7 @@ class Ingestor:
             if i in bad_values:
                 refused.append((entry_id, fields.get(RECORD_FIELD), bad_values[i]))
             else:
-                self._buffer[entry_id] = record
+                self._buffer[entry_id] = (record, fields[RECORD_FIELD])
                 self._first_at = self._first_at or time.monotonic()
         if refused:
             self._dead_letter(refused)
@@ -194,6 +200,8 @@ class Ingestor:
             return checked_record(data, self.schemas, scan_values=False)
         except RecordError as exc:
             return str(exc)
+        except Exception as exc:  # noqa: BLE001 - a bug must not stop the consumer
+            return _unexpected(exc, "checking")
 
     def _value_errors(self, records: list[EpisodeRecord]) -> dict[int, str]:
         """Why records fail their game's value scan, by index: one scan per game of a read
@@ -203,9 +211,22 @@ class Ingestor:
             by_game.setdefault(record.game, []).append(i)
         errors = {}
         for game, indices in by_game.items():
-            found = self.schemas[game].value_errors([records[i] for i in indices])
+            try:
+                found = self.schemas[game].value_errors([records[i] for i in indices])
+            except Exception as exc:  # noqa: BLE001 - find the record(s) it came from
+                log.error("ingest: the value scan of %d %s records failed (%s: %s); scanning "
+                          "them one by one", len(indices), game, type(exc).__name__, exc)
+                found = {j: reason for j, i in enumerate(indices)
+                         if (reason := self._one_value_error(records[i])) is not None}
             errors.update({indices[j]: f"game {game!r}: {reason}" for j, reason in found.items()})
         return errors
+
+    def _one_value_error(self, record: EpisodeRecord) -> str | None:
+        """Why one record fails its game's value scan (an unexpected error included)."""
+        try:
+            return self.schemas[record.game].value_errors([record]).get(0)
+        except Exception as exc:  # noqa: BLE001 - a bug must not stop the consumer
+            return _unexpected(exc, "scanning the values of")
 
     def _dead_letter(self, refused: list[tuple[bytes, bytes | None, str]]) -> None:
         """Move refused entries to the dead-letter stream, atomically with their removal."""
@@ -231,14 +252,43 @@ class Ingestor:
     def _flush(self) -> None:
         """Write the buffer to the store; then acknowledge and delete its entries."""
         if self._buffer:
-            self.store.write(list(self._buffer.values()))
-            self.stats.stored += len(self._buffer)
-            self._written.extend(self._buffer)
-            self._buffer.clear()
-            self._first_at = None
+            try:
+                self.store.write([record for record, _ in self._buffer.values()])
+            except RETRYABLE:
+                raise
+            except Exception as exc:  # noqa: BLE001 - find the records the store refuses
+                log.error("ingest: the store refused a file of %d records (%s: %s); writing "
+                          "them one by one", len(self._buffer), type(exc).__name__, exc)
+                self._write_one_by_one()
+            else:
+                self._stored(list(self._buffer))
         if self._written:
             self._acknowledge(self._written)
             self._written = []
+
+    def _write_one_by_one(self) -> None:
+        """Write each buffered record alone; dead-letter each the store refuses (not
+        retryably), at once, so that a retry after a retryable failure repeats nothing."""
+        for entry_id, (record, data) in list(self._buffer.items()):
+            try:
+                self.store.write([record])
+            except RETRYABLE:
+                raise
+            except Exception as exc:  # noqa: BLE001 - this record, not the consumer
+                self._dead_letter([(entry_id, data, _unexpected(exc, "storing"))])
+                del self._buffer[entry_id]
+                continue
+            self._stored([entry_id])
+        self._first_at = None
+
+    def _stored(self, ids: list[bytes]) -> None:
+        """Move written entries from the buffer to those to acknowledge."""
+        for entry_id in ids:
+            del self._buffer[entry_id]
+        self.stats.stored += len(ids)
+        self._written.extend(ids)
+        if not self._buffer:
+            self._first_at = None
 
     def _acknowledge(self, ids: list[bytes]) -> None:
         """Acknowledge entries and delete them from the stream (one transaction)."""
@@ -285,7 +335,10 @@ class Ingestor:
                  self.keys.stream)
 
 
-def _describe(url: str) -> str:
-    """A Redis URL without its password, for log lines."""
-    parts = urlsplit(url)
-    return f"{parts.hostname}:{parts.port or 6379}{parts.path}"
+def _unexpected(exc: Exception, doing: str) -> str:
+    """The dead-letter reason of an error no check foresaw, logged once with its traceback
+    (a bug to report, not a bad upload)."""
+    reason = f"unexpected error: {type(exc).__name__}: {exc}"[:1000]
+    log.error("ingest: %s while %s an entry; it goes to the dead-letter stream", reason, doing,
+              exc_info=exc)
+    return reason

@@ -1,5 +1,9 @@
 """``msagent ingest CONFIG``: one ingestion consumer for a gateway config, until Ctrl-C or
-SIGTERM (both flush the buffered records before it exits 0)."""
+SIGTERM (both flush the buffered records before it exits 0).
+
+Its Redis URL comes from ``--redis-url`` (visible in ``ps`` to every user), the environment
+variable ``MSAGENT_REDIS_URL`` (how ``msagent serve`` passes its embedded Redis's URL, which
+holds a password) or the config's ``[gateway] redis_url``, in that order."""
 
 from __future__ import annotations
 
@@ -17,6 +21,10 @@ from msagent.experience.ingest import Ingestor
 from msagent.experience.store import ExperienceStore
 from msagent.experience.stream_keys import StreamKeys
 
+INGEST_REDIS_ENV = "MSAGENT_REDIS_URL"
+"""The environment variable ``msagent ingest`` reads its Redis URL from (the command line's
+``envvar``; ``msagent serve`` sets it for its consumer)."""
+
 
 def run_ingest(config: Path, redis_url: str | None) -> None:
     """Consume the config's stream into its store until a stop signal."""
@@ -33,8 +41,9 @@ def run_ingest(config: Path, redis_url: str | None) -> None:
 def build_ingestor(cfg: GatewayConfig, redis_url: str, where: str) -> Ingestor:
     """The consumer a gateway config describes, reading from ``redis_url``."""
     if not redis_url:
-        raise ConfigError(f"{where}: no Redis to ingest from: pass --redis-url or set "
-                          f"[gateway] redis_url (msagent serve passes its embedded Redis's URL)")
+        raise ConfigError(f"{where}: no Redis to ingest from: set [gateway] redis_url or "
+                          f"{INGEST_REDIS_ENV} (msagent serve sets it to its embedded Redis's "
+                          f"URL), or pass --redis-url")
     g = cfg.gateway
     try:
         return Ingestor(redis_url, StreamKeys(g.prefix), ExperienceStore(cfg.path(g.store,

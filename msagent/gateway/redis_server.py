@@ -1,12 +1,20 @@
 """The embedded ``redis-server`` of ``msagent serve`` when no ``redis_url`` is configured:
-loopback only, append-only persistence in ``<data_dir>/redis``, stopped with the gateway
-(and by the kernel if the gateway dies: it gets SIGTERM when its parent does)."""
+loopback only, append-only persistence in ``<data_dir>/redis`` (a folder only its owner may
+enter), stopped with the gateway (and by the kernel if the gateway dies: it gets SIGTERM when
+its parent does).
+
+It requires a random password (``requirepass``), so other local users can neither read the
+uploads nor add entries in a client's name. The password reaches Redis on its standard input
+(``redis-server -`` reads config from there), never on a command line (``ps`` shows those to
+everyone) nor in a file; the URL :func:`embedded_redis` yields carries it, and ``msagent
+serve`` hands that URL to its children by environment only."""
 
 from __future__ import annotations
 
 import contextlib
 import ctypes
 import fcntl
+import secrets
 import shutil
 import signal
 import socket
@@ -15,6 +23,10 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+
+import redis
+from redis.backoff import NoBackoff
+from redis.retry import Retry
 
 from msagent.errors import UserError
 
@@ -44,14 +56,17 @@ def free_loopback_port() -> int:
         return sock.getsockname()[1]
 
 
-def answers_ping(port: int) -> bool:
-    """Whether a Redis on the loopback port answers PING (raw protocol)."""
+def answers_ping(port: int, password: str | None = None) -> bool:
+    """Whether a Redis on the loopback port is up: PING answered, after AUTH with
+    ``password`` when given (NOAUTH, or LOADING while it replays its AOF, is not up yet)."""
+    client = redis.Redis(host="127.0.0.1", port=port, password=password, socket_timeout=0.5,
+                         socket_connect_timeout=0.5, retry=Retry(NoBackoff(), 0))
     try:
-        with socket.create_connection(("127.0.0.1", port), timeout=0.5) as sock:
-            sock.sendall(b"PING\r\n")
-            return sock.recv(64).startswith(b"+PONG")
-    except OSError:
+        return bool(client.ping())
+    except redis.RedisError:
         return False
+    finally:
+        client.close()
 
 
 def _load_prctl() -> Any:
@@ -74,17 +89,20 @@ def die_with_parent() -> None:
 
 @contextlib.contextmanager
 def embedded_redis(data_dir: Path, appendfsync: str = "everysec") -> Iterator[str]:
-    """Run ``redis-server`` for the duration of the block; yields its ``redis://`` URL."""
+    """Run ``redis-server`` for the duration of the block; yields its ``redis://`` URL, which
+    holds its password (show it with :func:`msagent.credentials.redact`)."""
     binary = shutil.which("redis-server")
     if binary is None:
         raise RedisNotInstalled("redis-server is not installed (apt-get install redis-server), "
                                 "and [gateway] redis_url is empty")
     folder = Path(data_dir) / "redis"
     folder.mkdir(parents=True, exist_ok=True)
+    folder.chmod(0o700)  # the append-only files hold every upload
+    password = secrets.token_urlsafe(32)
     with _exclusive(folder):
-        proc, port = _start(binary, folder, appendfsync)
+        proc, port = _start(binary, folder, appendfsync, password)
         try:
-            yield f"redis://127.0.0.1:{port}/0"
+            yield f"redis://:{password}@127.0.0.1:{port}/0"
         finally:
             stop_process(proc, STOP_TIMEOUT_S)
 
@@ -101,24 +119,37 @@ def _exclusive(folder: Path) -> Iterator[None]:
         yield
 
 
-def _start(binary: str, folder: Path, appendfsync: str) -> tuple[subprocess.Popen, int]:
-    """Start Redis on a free port (trying again if another process takes the port first)."""
+def _start(binary: str, folder: Path, appendfsync: str,
+           password: str) -> tuple[subprocess.Popen, int]:
+    """Start Redis on a free port (trying again if another process takes the port first),
+    its password given on stdin."""
     for attempt in range(3):
         port = free_loopback_port()
-        args = [binary, "--port", str(port), "--bind", "127.0.0.1", "--save", "",
+        args = [binary, "-", "--port", str(port), "--bind", "127.0.0.1", "--save", "",
                 "--appendonly", "yes", "--appendfsync", appendfsync, "--dir", str(folder),
                 "--logfile", "redis.log", "--daemonize", "no", "--protected-mode", "yes"]
-        proc = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+        proc = subprocess.Popen(args, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
                                 stderr=subprocess.DEVNULL, preexec_fn=die_with_parent)
+        _write_config(proc, f"requirepass {password}\n")
         deadline = time.monotonic() + START_TIMEOUT_S
         while time.monotonic() < deadline and proc.poll() is None:
-            if answers_ping(port):
+            if answers_ping(port, password):
                 return proc, port
             time.sleep(0.02)
         stop_process(proc, STOP_TIMEOUT_S)
     log = folder / "redis.log"
     tail = log.read_text(errors="replace")[-1500:] if log.exists() else ""
     raise RuntimeError(f"redis-server did not answer PING (see {log}):\n{tail}")
+
+
+def _write_config(proc: subprocess.Popen, text: str) -> None:
+    """Give Redis its config on stdin and close it (Redis reads to the end before starting;
+    one that died already is found by the caller's poll)."""
+    assert proc.stdin is not None
+    with contextlib.suppress(BrokenPipeError):
+        proc.stdin.write(text.encode())
+    with contextlib.suppress(BrokenPipeError):
+        proc.stdin.close()
 
 
 def stop_process(proc: subprocess.Popen, timeout_s: float) -> int | None:

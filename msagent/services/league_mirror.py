@@ -13,6 +13,8 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from msagent.credentials import expand
+
 log = logging.getLogger("msagent.league")
 PREFIX = "msagent:league"
 MIRROR_EVERY_S = 10.0
@@ -29,7 +31,7 @@ class LeagueMirror:
     def __init__(self, url: str, namespace: str, every_s: float = MIRROR_EVERY_S) -> None:
         import redis
 
-        self.client = redis.Redis.from_url(url)
+        self.client = redis.Redis.from_url(expand(url))  # ConfigError: a secret is missing
         self.key, self.every_s = league_key(namespace), every_s
         self._next = 0.0
 
@@ -51,5 +53,5 @@ def read_league(url: str, namespace: str) -> dict[str, Any] | None:
     """The mirrored league state of run ``namespace``, or None when there is none."""
     import redis
 
-    raw = redis.Redis.from_url(url).get(league_key(namespace))
+    raw = redis.Redis.from_url(expand(url)).get(league_key(namespace))
     return None if raw is None else json.loads(raw)

@@ -6,6 +6,7 @@ import socket
 from pathlib import Path
 
 import pytest
+from fastapi import FastAPI
 from fastapi.testclient import TestClient
 from typer.testing import CliRunner
 
@@ -14,6 +15,11 @@ from msagent.dashboard.app import make_app
 from msagent.dashboard.serve import is_loopback
 from msagent.dashboard.synthetic import write_synthetic_run
 from msagent.rundir.feed import RunFeed
+
+
+def local(app: FastAPI) -> TestClient:
+    """The app's test client, calling it by a loopback name (any other Host gets 400)."""
+    return TestClient(app, base_url="http://127.0.0.1")
 
 
 @pytest.fixture()
@@ -26,21 +32,21 @@ def runs(tmp_path: Path) -> Path:
 
 
 def test_lists_the_runs_of_a_folder(runs: Path) -> None:
-    listing = TestClient(make_app(runs)).get("/api/runs").json()
+    listing = local(make_app(runs)).get("/api/runs").json()
     assert listing["exists"] and len(listing["runs"]) == 2
     assert all(r["name"] == "synthetic_league" and r["stamp"] for r in listing["runs"])
 
 
 def test_serves_one_run_when_given_its_directory(runs: Path) -> None:
     path = sorted(p for p in runs.iterdir() if p.name.startswith("synthetic"))[1]
-    client = TestClient(make_app(path))
+    client = local(make_app(path))
     [run] = client.get("/api/runs").json()["runs"]
     view = client.get(f"/api/runs/{run['id']}").json()
     assert len(view["ladder"]) == 9 and view["facts"]["kind"] == "league"
 
 
 def test_unknown_runs_and_paths_are_refused(runs: Path) -> None:
-    client = TestClient(make_app(runs))
+    client = local(make_app(runs))
     for bad in ("nope", "..", "not_a_run", "%2e%2e%2fetc"):
         response = client.get(f"/api/runs/{bad}")
         assert response.status_code == 404, bad
@@ -50,7 +56,7 @@ def test_unknown_runs_and_paths_are_refused(runs: Path) -> None:
 
 
 def test_stamp_and_view_follow_the_feed(runs: Path) -> None:
-    client = TestClient(make_app(runs))
+    client = local(make_app(runs))
     run_id = client.get("/api/runs").json()["runs"][0]["id"]
     before = client.get(f"/api/runs/{run_id}/stamp").json()["stamp"]
     view = client.get(f"/api/runs/{run_id}").json()
@@ -61,14 +67,14 @@ def test_stamp_and_view_follow_the_feed(runs: Path) -> None:
 
 
 def test_a_missing_folder_is_served_empty(tmp_path: Path) -> None:
-    client = TestClient(make_app(tmp_path / "later"))
+    client = local(make_app(tmp_path / "later"))
     listing = client.get("/api/runs").json()
     assert listing == {"root": str(tmp_path / "later"), "exists": False, "runs": []}
     assert "<title>msagent dashboard</title>" in client.get("/").text
 
 
 def test_plotly_is_served_locally(runs: Path) -> None:
-    response = TestClient(make_app(runs)).get("/static/plotly.min.js")
+    response = local(make_app(runs)).get("/static/plotly.min.js")
     assert response.status_code == 200 and len(response.content) > 1_000_000
     assert "max-age" in response.headers["cache-control"]
 

@@ -268,7 +268,7 @@ def test_a_redis_restart_loses_no_buffered_record(tmp_path, caplog: pytest.LogCa
             wait_until(lambda: pending(client, keys) == 15, 10, "the records read")
             caplog.clear()  # (it retried already: Redis started after it)
         wait_until(lambda: "retrying in" in caplog.text, 10, "a retry logged")
-        assert f"Redis at 127.0.0.1:{port}/0 failed" in caplog.text
+        assert f"Redis at redis://127.0.0.1:{port}/0 failed" in caplog.text
         with persistent_redis(tmp_path, port):  # the same append-only file: the same stream
             wait_until(lambda: client.xlen(keys.stream) == 0, 20, "the stream to drain")
             assert store.count("cartpole") == 15 and pending(client, keys) == 0

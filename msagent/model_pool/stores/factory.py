@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from msagent.credentials import redact
 from msagent.errors import ConfigError
 from msagent.model_pool.stores.base import Store
 from msagent.model_pool.stores.memory import MemoryStore
@@ -19,7 +20,8 @@ def make_store(url: str | None = None, prefix: str = DEFAULT_PREFIX,
 
     Args:
         url: None, ``""`` or ``"memory"`` for a MemoryStore; ``redis://``, ``rediss://`` or
-            ``unix://`` for a RedisStore.
+            ``unix://`` for a RedisStore (its password may be a ``${VAR}`` or
+            ``${file:/path}`` placeholder, expanded when it connects).
         prefix: Key prefix of a RedisStore (ignored for memory).
         spill_dir: With ``memory_bytes`` > 0, an in-memory store keeps at most that many
             bytes of frozen snapshots' weights in memory and the rest in files here
@@ -30,7 +32,7 @@ def make_store(url: str | None = None, prefix: str = DEFAULT_PREFIX,
         A new store.
 
     Raises:
-        ConfigError: If the url names no known store.
+        ConfigError: If the url names no known store, or a secret it names is missing.
     """
     if url is None or url.strip().lower() in ("", "memory"):
         if spill_dir is not None and memory_bytes > 0:
@@ -38,4 +40,5 @@ def make_store(url: str | None = None, prefix: str = DEFAULT_PREFIX,
         return MemoryStore()
     if url.startswith(_REDIS_SCHEMES):
         return RedisStore(url, prefix=prefix)
-    raise ConfigError(f"unknown model pool store {url!r}: use 'memory' or a redis://host:port/db url")
+    raise ConfigError(f"unknown model pool store {redact(url)!r}: use 'memory' or a "
+                      "redis://host:port/db url")

@@ -15,10 +15,11 @@ derives snapshot keys from the policy's key head, which suits one server, not Re
 
 from __future__ import annotations
 
-from urllib.parse import quote, urlsplit
+from urllib.parse import quote
 
 import redis
 
+from msagent.credentials import expand, redact
 from msagent.model_pool.stores.base import Store, StoredSnapshot
 from msagent.vocabulary import ModelKey, PolicyId, Version
 
@@ -96,12 +97,13 @@ class RedisStore(Store):
         """Connect lazily to the server at ``url`` (e.g. ``redis://127.0.0.1:6379/0``).
 
         Args:
-            url: A redis-py connection URL.
+            url: A redis-py connection URL; its password may be a ``${VAR}`` or
+                ``${file:/path}`` placeholder (:mod:`msagent.credentials`).
             prefix: Head of every key, so that several pools can share one server.
         """
         self._url = url  # private: it may hold a password
         self.keys = RedisKeys(prefix)
-        self._client = redis.Redis.from_url(url)
+        self._client = redis.Redis.from_url(expand(url))  # ConfigError: a secret is missing
         self._freeze = self._client.register_script(_FREEZE)
         self._prune = self._client.register_script(_PRUNE)
 
@@ -158,7 +160,5 @@ class RedisStore(Store):
         self._client.close()
 
     def __repr__(self) -> str:
-        """Show the server and prefix, leaving out any password the url holds."""
-        parts = urlsplit(self._url)
-        where = f"{parts.scheme}://{parts.hostname or ''}{f':{parts.port}' if parts.port else ''}{parts.path}"
-        return f"RedisStore({where!r}, prefix={self.keys.prefix!r})"
+        """Show the server and prefix, with any password the url holds as ``***``."""
+        return f"RedisStore({redact(self._url)!r}, prefix={self.keys.prefix!r})"
