@@ -50,7 +50,8 @@ def main() -> None:
     parser.add_argument("--clients", type=int, default=4)
     parser.add_argument("--port", type=int, default=8700)
     args = parser.parse_args()
-    token = TokenStore.of_data_dir(HERE / "data").create("simulated", ["upload", "download"])[1]
+    token = TokenStore.of_data_dir(HERE / "data").create("simulated", ["upload", "download"],
+                                                         games=["cartpole"])[1]
     msagent = [sys.executable, "-m", "msagent"]
     serve = subprocess.Popen([*msagent, "serve", str(HERE / "gateway.toml"), "--port",
                               str(args.port)])

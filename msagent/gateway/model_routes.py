@@ -40,10 +40,11 @@ def _latest_route(app: FastAPI, gw: Gateway, store: ModelStore) -> None:
 
     @app.get("/v1/games/{game}/model", tags=["models"], openapi_extra=_SECURED,
              responses={304: {"description": "Unchanged (If-None-Match)"},
+                        403: {"description": "The token is not valid for this game"},
                         404: {"description": "Unknown game, or no model published yet"}})
     def latest_model(game: str, request: Request) -> Response:
         """The manifest of the game's newest published model (ETag: its sha256)."""
-        gw.principal(request.headers, "download")
+        gw.principal(request.headers, "download", game)
         gw.schema(game)
         manifest = store.latest(game)
         if manifest is None:
@@ -63,10 +64,11 @@ def _bytes_route(app: FastAPI, gw: Gateway, store: ModelStore) -> None:
              responses={200: {"content": {"application/octet-stream": {}},
                               "description": "The ONNX model"},
                         304: {"description": "Unchanged (If-None-Match)"},
+                        403: {"description": "The token is not valid for this game"},
                         404: {"description": "Unknown game or version"}})
     def model_bytes(game: str, version: int, request: Request) -> Response:
         """The ONNX bytes of one published version (ETag: their sha256)."""
-        gw.principal(request.headers, "download")
+        gw.principal(request.headers, "download", game)
         gw.schema(game)
         try:
             manifest = store.manifest(game, version)

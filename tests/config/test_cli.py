@@ -130,7 +130,7 @@ def test_help_shows_each_summary_as_one_paragraph(args: list[str]) -> None:
     assert result.exit_code == 0, result.output
     lines = result.output.splitlines()
     wanted = ("newest league checkpoint; write the payoff heatmap." if not args
-              else "Create a token for a client and print it")
+              else "Create a token for a client and its games and print it")
     assert any(wanted in line for line in lines), result.output  # a docstring's line break
     # inside a summary is not a line break of the help
 

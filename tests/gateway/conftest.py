@@ -124,11 +124,13 @@ def cfg(tmp_path: Path) -> GatewayConfig:
 
 @pytest.fixture
 def tokens(cfg: GatewayConfig) -> dict[str, str]:
-    """Tokens of the default config: every scope, upload only, download only, admin only."""
+    """Tokens of the default config, for all its games: every scope, upload only, download
+    only, admin only (tokens bound to games: ``test_token_games``)."""
     store = TokenStore.of_data_dir(cfg.data_dir)
     made = {"alice": ("upload", "download", "admin"), "bob": ("upload",),
             "reader": ("download",), "ops": ("admin",)}
-    return {client: store.create(client, scopes)[1] for client, scopes in made.items()}
+    return {client: store.create(client, scopes, all_games=True)[1]
+            for client, scopes in made.items()}
 
 
 @pytest.fixture

@@ -59,7 +59,7 @@ def small(tmp_path, redis_url) -> tuple[Api, str]:
     from tests.gateway.conftest import make_config
 
     cfg: GatewayConfig = make_config(tmp_path, max_body_bytes=CAP)
-    token = TokenStore.of_data_dir(cfg.data_dir).create("alice", ["upload"])[1]
+    token = TokenStore.of_data_dir(cfg.data_dir).create("alice", ["upload"], games=["cartpole"])[1]
     api = Api(cfg, redis_url)
     yield api, token
     api.close()

@@ -91,7 +91,7 @@ def _body_of(record: EpisodeRecord) -> dict[str, Any]:
 def fuzz(tmp_path_factory: pytest.TempPathFactory, redis_url: str) -> Iterator[Fuzz]:
     """A module-wide app without rate limits."""
     cfg = make_config(tmp_path_factory.mktemp("fuzz"), rate_per_s=1e9, burst=10**9)
-    token = TokenStore.of_data_dir(cfg.data_dir).create("fuzzer", ["upload"])[1]
+    token = TokenStore.of_data_dir(cfg.data_dir).create("fuzzer", ["upload"], all_games=True)[1]
     api, stream = Api(cfg, redis_url), Stream(cfg, redis_url)
     yield Fuzz(api, token, stream)
     api.close()

@@ -36,7 +36,8 @@ def twin_cfg(tmp_path: Path) -> GatewayConfig:
 @pytest.fixture
 def token(twin_cfg: GatewayConfig) -> str:
     """An upload-and-download token of the config."""
-    return TokenStore.of_data_dir(twin_cfg.data_dir).create("alice", ("upload", "download"))[1]
+    return TokenStore.of_data_dir(twin_cfg.data_dir).create("alice", ("upload", "download"),
+                                                              all_games=True)[1]
 
 
 @pytest.fixture

@@ -53,7 +53,8 @@ def test_redis_down_means_503_and_nothing_accepted(tmp_path: Path,
                                                    private_redis: PrivateRedis, limits: str):
     cfg = make_config(tmp_path, rate_limits=limits)
     store = TokenStore.of_data_dir(cfg.data_dir)
-    token, admin = store.create("alice", ["upload"])[1], store.create("ops", ["admin"])[1]
+    token = store.create("alice", ["upload"], games=["cartpole"])[1]
+    admin = store.create("ops", ["admin"], all_games=True)[1]
     api, stream = Api(cfg, private_redis.url), Stream(cfg, private_redis.url)
     try:
         assert api.upload(token, episode(5)).status_code == 201
@@ -78,7 +79,8 @@ def test_redis_down_means_503_and_nothing_accepted(tmp_path: Path,
 
 def test_backlog_above_max_is_refused_until_ingested(tmp_path: Path, redis_url: str):
     cfg = make_config(tmp_path, max_backlog=3)
-    token = TokenStore.of_data_dir(cfg.data_dir).create("alice", ["upload"])[1]
+    token = TokenStore.of_data_dir(cfg.data_dir).create("alice", ["upload"],
+                                                        games=["cartpole"])[1]
     api, stream = Api(cfg, redis_url), Stream(cfg, redis_url)
     try:
         first = episode(5)

@@ -22,7 +22,7 @@ from tests.gateway.conftest import Api, Stream, episode, make_config
 
 def test_tokens_are_stored_hashed_and_private(tmp_path: Path):
     store = TokenStore(tmp_path / "tokens.json")
-    token_id, token = store.create("alice", ["download", "upload"])
+    token_id, token = store.create("alice", ["download", "upload"], games=["cartpole"])
     text = store.path.read_text()
     assert token.startswith("msa_") and len(token) > 40
     assert token not in text and hash_token(token) in text
@@ -38,9 +38,9 @@ def test_tokens_are_stored_hashed_and_private(tmp_path: Path):
 def test_expiry_and_revocation(tmp_path: Path):
     now = [1000.0]
     store = TokenStore(tmp_path / "tokens.json", clock=lambda: now[0])
-    token = store.create("alice", ["upload"], expires_days=1)[1]
-    other_id, other = store.create("alice", ["upload"])
-    keep = store.create("bob", ["upload"])[1]
+    token = store.create("alice", ["upload"], expires_days=1, games=["g"])[1]
+    other_id, other = store.create("alice", ["upload"], games=["g"])
+    keep = store.create("bob", ["upload"], games=["g"])[1]
     assert store.authenticate(token) is not None
     now[0] += 86400
     assert store.authenticate(token) is None  # expired
@@ -59,13 +59,13 @@ def test_expiry_and_revocation(tmp_path: Path):
     ("ok", ["root"], None), ("ok", ["upload"], 0), ("ok", ["upload"], -1)])
 def test_bad_token_requests_are_refused(tmp_path: Path, client, scopes, days):
     with pytest.raises(TokenError):
-        TokenStore(tmp_path / "tokens.json").create(client, scopes, days)
+        TokenStore(tmp_path / "tokens.json").create(client, scopes, days, games=["g"])
 
 
 def test_revocation_reaches_a_running_app_within_a_second(tmp_path: Path, redis_url: str):
     cfg = make_config(tmp_path)
     store = TokenStore.of_data_dir(cfg.data_dir)
-    token = store.create("alice", ["upload"])[1]
+    token = store.create("alice", ["upload"], games=["cartpole"])[1]
     api = Api(cfg, redis_url)
     try:
         assert api.upload(token, episode(5)).status_code == 201
@@ -74,7 +74,7 @@ def test_revocation_reaches_a_running_app_within_a_second(tmp_path: Path, redis_
         while api.upload(token, episode(5)).status_code != 401:
             assert time.monotonic() - revoked_at < 2.0
             time.sleep(0.05)
-        late = store.create("late", ["upload"])[1]  # new tokens are seen the same way
+        late = store.create("late", ["upload"], games=["cartpole"])[1]  # seen the same way
         deadline = time.monotonic() + 2.0
         while api.upload(late, episode(5)).status_code == 401:
             assert time.monotonic() < deadline
@@ -90,7 +90,7 @@ def test_tokens_cli_round_trip(tmp_path: Path):
     runner = CliRunner()
     made = runner.invoke(cli, ["tokens", "create", str(config), "--client", "alice",
                                "--scope", "upload", "--scope", "download",
-                               "--expires-days", "30"])
+                               "--game", "g", "--expires-days", "30"])
     assert made.exit_code == 0, made.output
     token = made.stdout.strip().splitlines()[-1]
     assert token.startswith("msa_")
@@ -109,7 +109,7 @@ def test_tokens_cli_round_trip(tmp_path: Path):
     again = runner.invoke(cli, ["tokens", "revoke", str(config), "nobody"])
     assert again.exit_code == 2 and "no token" in again.output
     bad = runner.invoke(cli, ["tokens", "create", str(config), "--client", "x",
-                              "--scope", "root"])
+                              "--scope", "root", "--game", "g"])
     assert bad.exit_code == 2 and "scopes" in bad.output
     missing = runner.invoke(cli, ["tokens", "list", str(tmp_path / "nope.toml")])
     assert missing.exit_code == 2 and "no such config file" in missing.output
@@ -259,7 +259,8 @@ def test_shared_buckets_of_idle_clients_expire(redis_url: str):
 def test_rate_limit_answers_429_with_retry_after(tmp_path: Path, redis_url: str, where: str):
     cfg = make_config(tmp_path, rate_per_s=0.5, burst=2, rate_limits=where)
     store = TokenStore.of_data_dir(cfg.data_dir)
-    alice, bob = store.create("alice", ["upload"])[1], store.create("bob", ["upload"])[1]
+    alice = store.create("alice", ["upload"], games=["cartpole"])[1]
+    bob = store.create("bob", ["upload"], games=["cartpole"])[1]
     api, stream = Api(cfg, redis_url), Stream(cfg, redis_url)
     try:
         assert [api.upload(alice, episode(3)).status_code for _ in range(2)] == [201, 201]

@@ -63,7 +63,8 @@ def play_model(settings: ClientSettings, seconds: float) -> Played:
 @pytest.mark.slow
 def test_clients_train_a_better_model_through_the_gateway_and_the_store(tmp_path):
     port, data = free_loopback_port(), tmp_path / "data"
-    token = TokenStore.of_data_dir(data).create("sim", ["upload", "download"])[1]
+    token = TokenStore.of_data_dir(data).create("sim", ["upload", "download"],
+                                                  games=["cartpole"])[1]
     gateway = start_gateway(tmp_path, port)
     settings = ClientSettings(f"http://127.0.0.1:{port}", token, "cartpole", "CartPole-v1",
                               clients=3, cache_dir=str(tmp_path / "cache"))
