@@ -169,6 +169,7 @@ def start_gateway(folder: Path, redis_url: str, workers: int,
     config = folder / "gateway.toml"
     config.write_text(f'[gateway]\nport = {port}\ndata_dir = "data"\nredis_url = "{redis_url}"\n'
                       "rate_per_s = 1000000.0\nburst = 1000000\ningest_batch = 5000\n"
+                      "rate_bytes_per_s = 1.0e12\n"  # one token sends every body
                       f"ingest_nice = {ingest_nice}\n"
                       + (f"workers = {workers}\n" if workers > 1 else "") +
                       '[[gateway.games]]\nname = "cartpole"\nenv = "CartPole-v1"\n'
@@ -225,7 +226,8 @@ def main() -> None:
     rng, rounds = np.random.default_rng(0), []
     with tempfile.TemporaryDirectory() as tmp, embedded_redis(Path(tmp)) as redis_url:
         folder = Path(tmp)
-        token = TokenStore.of_data_dir(folder / "data").create("bench", ["upload"])[1]
+        token = TokenStore.of_data_dir(folder / "data").create("bench", ["upload"],
+                                                               games=["cartpole"])[1]
         proc, url = start_gateway(folder, redis_url, args.workers, args.ingest_nice)
         store = ExperienceStore(str(folder / "data" / "experience"))
         try:

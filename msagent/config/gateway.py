@@ -124,6 +124,11 @@ class GatewaySection(Section):
         max_body_bytes: Largest request body read (after decompression); larger: 413.
         rate_per_s: Uploads per second each client may sustain (token bucket); above: 429.
         burst: Uploads a client may send at once above the rate.
+        rate_bytes_per_s: Body bytes per second (after decompression) each client may sustain;
+            above: 429. Each gateway process counts its own (even where ``rate_limits`` shares
+            the upload counts in Redis): the limit protects that process's CPU from decoding.
+        burst_bytes: Body bytes a client may send at once above that rate (at least
+            ``max_body_bytes``); unset: four max-size bodies.
         idempotency_ttl_s: How long an episode id is remembered (a retry within it is stored once).
         max_backlog: Stream entries not yet ingested above which uploads get 503 (the store lags).
         workers: Gateway processes serving the port (each uses one core at most): more for
@@ -138,6 +143,18 @@ class GatewaySection(Section):
         ingest_batch: Records per Parquet file the consumer writes at most.
         ingest_flush_s: Longest a record waits in the consumer before its file is written.
         claim_idle_ms: Pending entries idle this long are claimed again (a consumer died).
+        max_head_bytes: Longest request line plus headers; longer: 431 and the connection
+            closed (parsing a head costs CPU that grows with its length, before any token).
+        head_timeout_s: Longest a request's head may take to arrive, from the connection's
+            start or the request's first byte; slower: 408 and the connection closed.
+        body_idle_timeout_s: Longest a request body may pause between received bytes (while
+            the gateway waits for it); longer: 408 and the connection closed.
+        body_timeout_s: Longest a request body may take in all (a body sent a byte at a time
+            pauses little); longer: 408 and the connection closed.
+        max_connections: Open connections each gateway process holds at most; more: 503 and
+            closed at once (put a proxy with per-address limits in front for more).
+        docs: Serve the interactive API docs at ``/docs`` (Swagger UI from the
+            ``swagger-ui-bundle`` package, no CDN); ``/openapi.json`` is served either way.
         games: The games uploads are accepted for.
     """
 
@@ -152,6 +169,8 @@ class GatewaySection(Section):
     max_body_bytes: int = Field(4 * 1024 * 1024, ge=1024)
     rate_per_s: float = Field(200.0, gt=0)
     burst: int = Field(400, ge=1)
+    rate_bytes_per_s: float = Field(16 * 1024 * 1024, gt=0)
+    burst_bytes: int | None = Field(None, ge=1024)
     idempotency_ttl_s: int = Field(7 * 24 * 3600, ge=1)
     max_backlog: int = Field(1_000_000, ge=1)
     workers: int = Field(1, ge=1, le=64)
@@ -161,7 +180,27 @@ class GatewaySection(Section):
     ingest_batch: int = Field(2000, ge=1)
     ingest_flush_s: float = Field(1.0, gt=0)
     claim_idle_ms: int = Field(30_000, ge=1)
+    max_head_bytes: int = Field(16 * 1024, ge=1024, le=1024 * 1024)
+    head_timeout_s: float = Field(10.0, gt=0, le=3600)
+    body_idle_timeout_s: float = Field(10.0, gt=0, le=3600)
+    body_timeout_s: float = Field(120.0, gt=0, le=86400)
+    max_connections: int = Field(1024, ge=1, le=1_000_000)
+    docs: bool = False
     games: list[GameSection] = Field(min_length=1)
+
+    @property
+    def byte_burst(self) -> int:
+        """The body bytes a client may send at once (``burst_bytes``, or four max-size bodies)."""
+        return self.burst_bytes or 4 * self.max_body_bytes
+
+    @model_validator(mode="after")
+    def _burst_holds_a_body(self) -> GatewaySection:
+        """A body larger than the byte burst could never be accepted."""
+        if self.byte_burst < self.max_body_bytes:
+            raise ValueError(f"burst_bytes ({self.burst_bytes}) must be at least max_body_bytes "
+                             f"({self.max_body_bytes}): a body larger than a burst would never "
+                             f"be accepted")
+        return self
 
     @model_validator(mode="after")
     def _unique_games(self) -> GatewaySection:

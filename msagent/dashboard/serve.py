@@ -5,10 +5,14 @@ from __future__ import annotations
 
 import ipaddress
 import socket
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 DEFAULT_PORT = 8420
+WILDCARDS = ("", "0.0.0.0", "::")
+"""Bind addresses meaning every interface (no ``Host`` name of their own)."""
+LOOPBACK_HOSTS = ("localhost", "127.0.0.1", "[::1]")
+"""``Host`` names (without port) every dashboard answers: this machine's own."""
 
 
 def bind(host: str, port: int) -> socket.socket:
@@ -28,23 +32,51 @@ def is_loopback(host: str) -> bool:
         return False
 
 
-def serve(root: Path, host: str, port: int, say: Callable[[str], None] = print) -> None:
-    """Serve the dashboard of ``root`` until Ctrl-C."""
+def allowed_hosts(host: str, allow: Iterable[str] = ()) -> list[str]:
+    """The ``Host`` names a dashboard bound to ``host`` answers: loopback names, ``host``
+    itself unless it is a wildcard, and ``allow`` (names without port)."""
+    names = [*LOOPBACK_HOSTS, *([] if host in WILDCARDS else [host]), *allow]
+    return list(dict.fromkeys(_host_name(n) for n in names))
+
+
+def _host_name(name: str) -> str:
+    """A name as a ``Host`` header carries it: lower case, IPv6 addresses in brackets."""
+    name = name.strip().lower()
+    return f"[{name}]" if ":" in name and not name.startswith("[") else name
+
+
+def serve(root: Path, host: str, port: int, say: Callable[[str], None] = print,
+          allow_hosts: Iterable[str] = ()) -> None:
+    """Serve the dashboard of ``root`` until Ctrl-C, to requests naming an allowed
+    ``Host`` (see :func:`allowed_hosts`)."""
     import uvicorn
 
     from msagent.dashboard.app import make_app
+    from msagent.gateway.http_limits import BoundedHttpProtocol
 
     sock = bind(host, port)
     bound = sock.getsockname()[1]
     shown = f"[{host}]" if ":" in host else host
+    names = allowed_hosts(host, allow_hosts)
     say(f"msagent dashboard of {Path(root).absolute()}: http://{shown}:{bound}/  (Ctrl-C to stop)")
     if not is_loopback(host):
-        say(f"note: bound to {host}, so other machines can read this run (read-only)")
-    server = uvicorn.Server(uvicorn.Config(make_app(root), log_level="warning", access_log=False))
+        say(f"note: bound to {host}, so other machines can read this run (read-only); "
+            + _hosts_note(names))
+    server = uvicorn.Server(uvicorn.Config(make_app(root, names), log_level="warning",
+                                           access_log=False, http=BoundedHttpProtocol,
+                                           ws="none"))
     try:
         server.run(sockets=[sock])
     finally:
         sock.close()
+
+
+def _hosts_note(names: list[str]) -> str:
+    """Which ``Host`` names a dashboard within other machines' reach accepts."""
+    if set(names) <= set(LOOPBACK_HOSTS):
+        return ("only loopback Host names are accepted: add --allow-host NAME for each name "
+                "other machines reach it by")
+    return f"Host names accepted: {', '.join(names)}"
 
 
 class BackgroundServer:
@@ -53,16 +85,20 @@ class BackgroundServer:
     Use as a context manager; ``url`` is where it listens (a free loopback port by default).
     """
 
-    def __init__(self, root: Path, host: str = "127.0.0.1", port: int = 0) -> None:
+    def __init__(self, root: Path, host: str = "127.0.0.1", port: int = 0,
+                 allow_hosts: Iterable[str] = ()) -> None:
         import threading
 
         import uvicorn
 
         from msagent.dashboard.app import make_app
+        from msagent.gateway.http_limits import BoundedHttpProtocol
 
         self._sock = bind(host, port)
         self.url = f"http://{host}:{self._sock.getsockname()[1]}"
-        config = uvicorn.Config(make_app(root), log_level="warning", access_log=False)
+        config = uvicorn.Config(make_app(root, allowed_hosts(host, allow_hosts)),
+                                log_level="warning", access_log=False, http=BoundedHttpProtocol,
+                                ws="none")
         self._server = uvicorn.Server(config)
         self._thread = threading.Thread(target=self._server.run, kwargs={"sockets": [self._sock]},
                                         name="msagent-dashboard", daemon=True)

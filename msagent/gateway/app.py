@@ -1,11 +1,12 @@
 """The gateway's HTTP API (FastAPI): game clients upload episodes and download models.
 
-Routes (``Authorization: Bearer <token>`` with the scope named):
+Routes (``Authorization: Bearer <token>`` with the scope named; a route of one game also
+needs a token valid for that game, else 403 whether the game exists or not):
 
 - ``POST /v1/games/{game}/episodes`` (upload): an episode as msgpack or JSON (optionally
   gzipped); checked against the game's schema and put on the Redis stream once per
   (client, episode_id, part): 201 stored, 200 a repeat of an earlier upload.
-- ``GET /v1/games`` (download): the games and their upload schemas.
+- ``GET /v1/games`` (download): the token's games and their upload schemas.
 - ``GET /v1/games/{game}/model`` and ``/models/{version}`` (download): the newest model's
   manifest and a version's ONNX bytes (ETags; ``If-None-Match`` gives 304).
 - ``GET /v1/admin/stats`` (admin): the stream's length, pending and dead-letter counts.
@@ -29,17 +30,21 @@ from redis.backoff import NoBackoff
 from starlette.responses import Response
 
 from msagent.config.gateway import GatewayConfig, load_gateway_config
+from msagent.credentials import expand
 from msagent.experience.schema import GameSchema
 from msagent.experience.stream_keys import StreamKeys
+from msagent.gateway.api_docs import add_api_docs
 from msagent.gateway.body import CONTENT_TYPES
 from msagent.gateway.errors import Refused, retry_after
 from msagent.gateway.fast_upload import UPLOAD_ROUTE, UploadFastPath
 from msagent.gateway.handlers import error_response, install_error_handlers, json_response
+from msagent.gateway.heap import return_freed_memory
+from msagent.gateway.http_limits import HttpLimits
 from msagent.gateway.model_routes import add_model_routes
 from msagent.gateway.producer import StreamProducer
 from msagent.gateway.ratelimit import RateLimiter, SharedRateLimiter, lease_size
 from msagent.gateway.redis_server import die_with_parent
-from msagent.gateway.tokens import Principal, TokenStore
+from msagent.gateway.tokens import Principal, TokenStore, warn_of_tokens_for_all_games
 from msagent.gateway.uploads import Uploads
 
 _log = logging.getLogger("msagent.gateway")
@@ -67,8 +72,10 @@ class Gateway:
         self.cfg = cfg
         self.schemas: dict[str, GameSchema] = cfg.schemas()
         self.tokens = TokenStore.of_data_dir(cfg.data_dir)
+        warn_of_tokens_for_all_games(self.tokens)
         self.max_body_bytes = gw.max_body_bytes
-        self.redis = Redis.from_url(redis_url, socket_connect_timeout=2, socket_timeout=5,
+        self.redis = Redis.from_url(expand(redis_url),  # ${VAR} placeholders: at connection
+                                    socket_connect_timeout=2, socket_timeout=5,
                                     retry=Retry(NoBackoff(), 1))
         self.producer = StreamProducer(self.redis, StreamKeys(gw.prefix),
                                        gw.idempotency_ttl_s, gw.max_backlog)
@@ -76,9 +83,13 @@ class Gateway:
             SharedRateLimiter(self.redis, gw.prefix, gw.rate_per_s, gw.burst,
                               lease_size(gw.rate_per_s, gw.burst, gw.workers))
             if cfg.shared_rate_limits else RateLimiter(gw.rate_per_s, gw.burst))
+        self.byte_limiter = RateLimiter(gw.rate_bytes_per_s, gw.byte_burst)  # per process
 
-    def principal(self, headers: Mapping[str, str], scope: str) -> Principal:
-        """The caller's token's principal, if it has ``scope``; else 401 or 403."""
+    def principal(self, headers: Mapping[str, str], scope: str,
+                  game: str | None = None) -> Principal:
+        """The caller's token's principal, if it has ``scope`` and is valid for ``game`` (when
+        given); else 401 or 403, before the game's existence is looked at (so a token cannot
+        probe which games exist)."""
         header = headers.get("authorization", "")
         if header[:7].lower() != "bearer " or not header[7:].strip():
             raise Refused(401, "missing bearer token (Authorization: Bearer <token>)",
@@ -88,6 +99,8 @@ class Gateway:
             raise Refused(401, "invalid, revoked or expired token", _CHALLENGE)
         if scope not in principal.scopes:
             raise Refused(403, f"this token lacks the {scope!r} scope")
+        if game is not None and not principal.may_use(game):
+            raise Refused(403, f"this token is not valid for game {game!r}")
         return principal
 
     async def rate_wait(self, client: str) -> float:
@@ -121,8 +134,13 @@ def build_app(cfg: GatewayConfig, redis_url: str) -> FastAPI:
     gateway = Gateway(cfg, redis_url)
     app = FastAPI(title="msagent gateway", version="1",
                   description="Game clients upload episodes and download published models.",
-                  lifespan=gateway.lifespan, telemetry=_NO_TELEMETRY)
+                  lifespan=gateway.lifespan, telemetry=_NO_TELEMETRY,
+                  docs_url=None, redoc_url=None,  # no CDN scripts: see api_docs
+                  redirect_slashes=False)  # a redirect's Location came from the Host header
     app.state.gateway = gateway
+    app.state.http_limits = HttpLimits.of(cfg.gateway)  # read by msagent serve's protocol
+    if cfg.gateway.docs:
+        add_api_docs(app)
     install_error_handlers(app)
     _upload_route(app, gateway)
     _info_routes(app, gateway)
@@ -140,6 +158,7 @@ file, its Redis URL and its own pid (see :func:`app_from_environment`)."""
 def app_from_environment() -> FastAPI:
     """The app of one worker process of ``msagent serve`` (uvicorn's factory, in the worker)."""
     die_with_parent()  # a worker outliving a killed ``msagent serve`` would hold the port
+    return_freed_memory()
     if os.getppid() != int(os.environ[PARENT_ENV]):  # it died before that took effect
         raise SystemExit("msagent serve is gone")
     return build_app(load_gateway_config(os.environ[CONFIG_ENV]), os.environ[REDIS_ENV])
@@ -169,9 +188,11 @@ def _info_routes(app: FastAPI, gw: Gateway) -> None:
 
     @app.get("/v1/games", tags=["games"], openapi_extra=_SECURED)
     async def list_games(request: Request) -> dict[str, Any]:
-        """The games uploads are accepted for, with their upload schemas."""
-        gw.principal(request.headers, "download")
-        return {"games": [s.model_dump(mode="json") for s in gw.schemas.values()]}
+        """The games uploads are accepted for that the token is valid for, with their upload
+        schemas."""
+        principal = gw.principal(request.headers, "download")
+        return {"games": [s.model_dump(mode="json") for name, s in gw.schemas.items()
+                          if principal.may_use(name)]}
 
     @app.get("/healthz", tags=["operations"])
     async def healthz() -> Response:
@@ -241,11 +262,12 @@ _UPLOAD_RESPONSES: dict[int | str, dict[str, Any]] = {
     200: {"description": 'Already stored by an earlier upload: `{"status": "duplicate", ...}`'},
     400: {"description": "The body does not decode"},
     401: {"description": "Missing, unknown, revoked or expired token"},
-    403: {"description": "The token lacks the upload scope"},
+    403: {"description": "The token lacks the upload scope or is not valid for the game"},
     404: {"description": "Unknown game"},
-    413: {"description": "Body (after decompression) larger than max_body_bytes"},
+    413: {"description": "Body (after decompression) larger than max_body_bytes, or holding "
+                         "more than an upload of the game can (the reason names the limit)"},
     415: {"description": "Content-Type other than msgpack or JSON, or an unknown encoding"},
     422: {"description": "The episode violates the game's schema (the reason names the field)"},
-    429: {"description": "Rate limited (see Retry-After)"},
+    429: {"description": "Rate limited: uploads or body bytes per second (see Retry-After)"},
     503: {"description": "The stream is unavailable or its backlog too high (see Retry-After)"},
 }

@@ -7,6 +7,9 @@ UploadProtocol`, which answers most uploads without the ASGI round) on ``host:po
 ``workers`` processes. Ctrl-C or
 SIGTERM stops uvicorn (in-flight requests finish), then the consumer (it flushes its buffered
 records), then Redis (it flushes its AOF).
+
+The Redis URL (the embedded one's holds its password) reaches the consumer and the workers by
+environment variable, never on a command line, and is printed redacted.
 """
 
 from __future__ import annotations
@@ -24,6 +27,8 @@ from pathlib import Path
 from typing import Any
 
 from msagent.config.gateway import GatewayConfig, load_gateway_config
+from msagent.credentials import expand, redact
+from msagent.errors import ConfigError
 from msagent.gateway.redis_server import die_with_parent, embedded_redis, stop_process
 
 _log = logging.getLogger("msagent.gateway")
@@ -46,6 +51,10 @@ def serve(config: str | Path, port: int | None = None,
     if port is not None:
         cfg.gateway.port = port
     cfg.schemas()  # a bad game is a config error now, not at the first upload
+    try:  # so is a missing secret (each process expands it itself, when it connects)
+        expand(cfg.gateway.redis_url)
+    except ConfigError as exc:
+        raise ConfigError(f"{config}: [gateway] redis_url: {exc}") from None
     cfg.data_dir.mkdir(parents=True, exist_ok=True)
     previous = signal.signal(signal.SIGTERM, _raise_terminated)
     try:
@@ -77,11 +86,16 @@ def _run_uvicorn(cfg: GatewayConfig, config: Path, sock: socket.socket, redis_ur
         "loop": "uvloop", "http": UploadProtocol, "lifespan": "on", "log_level": "warning",
         "access_log": False, "timeout_graceful_shutdown": 10,
         "proxy_headers": False,  # no X-Forwarded-* rewriting: nothing uses the client address
+        "ws": "none",  # no WebSocket routes: an Upgrade is ignored (see http_limits)
         "server_header": False}  # clients need not know the server software
-    say(f"msagent gateway on {url} (docs {url}/docs), redis {redis_url}"
+    docs = f"docs {url}/docs" if cfg.gateway.docs else f"API {url}/openapi.json"
+    say(f"msagent gateway on {url} ({docs}), redis {redact(redis_url)}"
         + (f", {workers} worker processes" if workers > 1 else ""))
     if workers == 1:
         from msagent.gateway.app import build_app
+        from msagent.gateway.heap import return_freed_memory
+
+        return_freed_memory()
 
         uvicorn.Server(uvicorn.Config(build_app(cfg, redis_url), **options)).run(sockets=[sock])
     else:
@@ -120,12 +134,16 @@ def listening_socket(host: str, port: int) -> socket.socket:
 
 @contextlib.contextmanager
 def ingest_child(config: Path, redis_url: str, nice: int = 0) -> Iterator[None]:
-    """``msagent ingest CONFIG --redis-url URL`` as a child process of niceness ``nice``,
-    restarted if it dies."""
-    args = [sys.executable, "-m", "msagent", "ingest", str(config), "--redis-url", redis_url]
+    """``msagent ingest CONFIG`` as a child process of niceness ``nice``, restarted if it
+    dies; the Redis URL in its environment (``INGEST_REDIS_ENV``), where other users cannot
+    read it (they can read command lines)."""
+    from msagent.experience.ingest_cli import INGEST_REDIS_ENV
+
+    args = [sys.executable, "-m", "msagent", "ingest", str(config)]
+    env = {**os.environ, INGEST_REDIS_ENV: redis_url}
     stopping = threading.Event()
-    child: list[subprocess.Popen] = [_spawn(args, nice)]
-    watcher = threading.Thread(target=_keep_running, args=(args, child, stopping, nice),
+    child: list[subprocess.Popen] = [_spawn(args, nice, env)]
+    watcher = threading.Thread(target=_keep_running, args=(args, child, stopping, nice, env),
                                name="ingest-watcher", daemon=True)
     watcher.start()
     try:
@@ -138,18 +156,20 @@ def ingest_child(config: Path, redis_url: str, nice: int = 0) -> Iterator[None]:
             _log.warning("the ingestion consumer exited with code %s", rc)
 
 
-def _spawn(args: list[str], nice: int = 0) -> subprocess.Popen:
-    """Start the consumer at niceness ``nice`` (SIGTERM'd by the kernel should this process
-    die)."""
+def _spawn(args: list[str], nice: int = 0,
+           env: dict[str, str] | None = None) -> subprocess.Popen:
+    """Start the consumer at niceness ``nice`` with environment ``env`` (SIGTERM'd by the
+    kernel should this process die)."""
     def prepare() -> None:
         die_with_parent()
         os.nice(nice)
 
-    return subprocess.Popen(args, stdin=subprocess.DEVNULL, preexec_fn=prepare)
+    return subprocess.Popen(args, stdin=subprocess.DEVNULL, env=env, preexec_fn=prepare)
 
 
 def _keep_running(args: list[str], child: list[subprocess.Popen],
-                  stopping: threading.Event, nice: int = 0) -> None:
+                  stopping: threading.Event, nice: int = 0,
+                  env: dict[str, str] | None = None) -> None:
     """Start the consumer again whenever it exits on its own."""
     while not stopping.wait(0.5):
         rc = child[0].poll()
@@ -158,7 +178,7 @@ def _keep_running(args: list[str], child: list[subprocess.Popen],
         _log.error("the ingestion consumer exited with code %s; restarting it", rc)
         if stopping.wait(INGEST_RESTART_DELAY_S):
             return
-        child[0] = _spawn(args, nice)
+        child[0] = _spawn(args, nice, env)
 
 
 def _raise_terminated(signum: int, frame: object) -> None:

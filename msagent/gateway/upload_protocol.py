@@ -31,9 +31,10 @@ import httptools
 from starlette.requests import ClientDisconnect
 from starlette.responses import Response
 from uvicorn.protocols.http.flow_control import HIGH_WATER_LIMIT
-from uvicorn.protocols.http.httptools_impl import STATUS_LINE, HttpToolsProtocol
+from uvicorn.protocols.http.httptools_impl import STATUS_LINE
 
 from msagent.gateway.fast_upload import UPLOAD_PATH, answer_upload
+from msagent.gateway.http_limits import BoundedHttpProtocol, state_of_app
 from msagent.gateway.uploads import Uploads
 
 _CLOSE = b"connection: close\r\n"
@@ -116,13 +117,15 @@ class DirectUpload:
         await self._waiter
 
 
-class UploadProtocol(HttpToolsProtocol):
-    """uvicorn's httptools protocol, answering uploads without the ASGI round (see the module
-    docstring) through the app's ``state.uploads``, if it has one."""
+class UploadProtocol(BoundedHttpProtocol):
+    """uvicorn's httptools protocol with the gateway's HTTP bounds, answering uploads without
+    the ASGI round (see the module docstring) through the app's ``state.uploads``, if it has
+    one."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self.uploads = _uploads_of(self.app) if self.limit_concurrency is None else None
+        self.uploads: Uploads | None = (state_of_app(self.app, "uploads")
+                                        if self.limit_concurrency is None else None)
         self._receiving: DirectUpload | None = None
 
     def data_received(self, data: bytes) -> None:
@@ -130,7 +133,7 @@ class UploadProtocol(HttpToolsProtocol):
         coroutine, which reads the rest as it comes (auth and caps checked first)."""
         super().data_received(data)
         upload = self._receiving
-        if upload is not None and not upload.started:
+        if upload is not None and not upload.started and not self.transport.is_closing():
             self._start_coroutine(upload)
 
     def on_message_begin(self) -> None:
@@ -138,11 +141,11 @@ class UploadProtocol(HttpToolsProtocol):
         self._receiving = None
         super().on_message_begin()
 
-    def on_headers_complete(self) -> None:
+    def start_request(self) -> None:
         """Start a direct upload, or hand the request to uvicorn."""
         game = self._direct_game()
         if game is None:
-            super().on_headers_complete()
+            super().start_request()
             return
         headers = {name.decode("latin-1"): value.decode("latin-1")
                    for name, value in reversed(self.headers)}
@@ -162,19 +165,19 @@ class UploadProtocol(HttpToolsProtocol):
         found = UPLOAD_PATH.fullmatch(self.root_path + path)
         return None if found is None else found[1]
 
-    def on_body(self, body: bytes) -> None:
+    def take_body(self, body: bytes) -> None:
         """Body of a direct upload to it; else uvicorn's."""
         if self._receiving is None:
-            super().on_body(body)
+            super().take_body(body)
         else:
             self._receiving.add(body)
 
-    def on_message_complete(self) -> None:
+    def end_request(self) -> None:
         """A direct upload's body is complete: answer it here unless its coroutine runs;
         else uvicorn's."""
         upload = self._receiving
         if upload is None:
-            super().on_message_complete()
+            super().end_request()
             return
         self._receiving = None
         upload.end()
@@ -209,29 +212,21 @@ class UploadProtocol(HttpToolsProtocol):
         self._write(upload, response)
 
     def _write(self, upload: DirectUpload, response: Response) -> None:
-        """The whole answer in one write; then uvicorn's keep-alive and pipelining go on."""
+        """The whole answer in one write; then uvicorn's keep-alive and pipelining go on (an
+        answer before the whole body arrived, a refusal, closes the connection instead: the
+        rest of the body is never read)."""
         upload.response_complete = True
         if upload.disconnected or self.transport.is_closing():
             return
         parts = [STATUS_LINE[response.status_code]]
         for name, value in (*self.server_state.default_headers, *response.raw_headers):
             parts += (name, b": ", value, b"\r\n")
-        if not upload.keep_alive:
+        keep_alive = upload.keep_alive and upload.complete
+        if not keep_alive:
             parts.append(_CLOSE)
         parts += (b"\r\n", response.body)
         self.transport.write(b"".join(parts))
-        if not upload.keep_alive:
+        if not keep_alive:
             self.transport.close()
         self.on_response_complete()
 
-
-def _uploads_of(app: Any) -> Uploads | None:
-    """The uploads an app (or the app inside uvicorn's wrappers) declares, if any."""
-    for _ in range(8):
-        uploads = getattr(getattr(app, "state", None), "uploads", None)
-        if uploads is not None:
-            return uploads
-        app = getattr(app, "app", None)
-        if app is None:
-            return None
-    return None

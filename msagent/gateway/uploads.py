@@ -1,6 +1,6 @@
 """The upload route's logic, callable two ways with the same checks in the same order (token
-401/403, game 404, rate 429, Content-Type 415, body 413/400, decoding 400, schema 422, Redis
-503):
+401/403, game 404, rate 429, Content-Type 415, body 413/400, byte rate 429, decoding 400/413,
+schema 422, Redis 503):
 
 - as a coroutine on a streamed request (:meth:`Uploads.__call__`): the FastAPI route, the ASGI
   fast path, and uploads whose body arrives in several reads;
@@ -56,6 +56,7 @@ class Uploads:
         _limited(await self.gw.rate_wait(principal.client))
         kind = content_kind(request.headers.get("content-type"))
         data = await read_body(request, self.gw.max_body_bytes)
+        self._charge(principal, data)
         record, entry = self._checked(game, schema, principal, kind, data)
         return added_response(await self.gw.producer.add(record, entry))
 
@@ -82,7 +83,9 @@ class Uploads:
             kind = content_kind(headers.get("content-type"))
             reader = BodyReader(headers, gw.max_body_bytes)
             reader.feed(body())
-            record, entry = self._checked(game, schema, principal, kind, reader.body())
+            data = reader.body()
+            self._charge(principal, data)
+            record, entry = self._checked(game, schema, principal, kind, data)
             return gw.producer.submit(record, entry)
         except Refused as exc:
             return error_response(exc.status, exc.reason, exc.headers)
@@ -104,15 +107,25 @@ class Uploads:
             return unexpected_on("POST", f"/v1/games/{game}/episodes", exc)
 
     def _admit(self, game: str, headers: Mapping[str, str]) -> tuple[Principal, GameSchema]:
-        """The uploader (401/403) and the game's schema (404)."""
-        return self.gw.principal(headers, "upload"), self.gw.schema(game)
+        """The uploader (401/403, also for a game the token is not valid for) and the game's
+        schema (404)."""
+        return self.gw.principal(headers, "upload", game), self.gw.schema(game)
+
+    def _charge(self, principal: Principal, data: bytes) -> None:
+        """Spend the body's bytes from the client's byte bucket before decoding it; else 429
+        with the seconds until they are there."""
+        wait = self.gw.byte_limiter.take(principal.client, len(data))
+        if wait:
+            raise Refused(429, "upload byte rate exceeded (rate_bytes_per_s); slow down",
+                          retry_after(wait))
 
     @staticmethod
     def _checked(game: str, schema: GameSchema, principal: Principal, kind: str,
                  data: bytes) -> tuple[EpisodeRecord, bytes]:
-        """The checked record of a body (400, 422) and its stream entry (msgpack uploads go
-        on the stream as sent, beside the gateway's provenance)."""
-        body = decode(data, kind)
+        """The checked record of a body (400, 413 past the game's upload limits, 422) and its
+        stream entry (msgpack uploads go on the stream as sent, beside the gateway's
+        provenance)."""
+        body = decode(data, kind, schema.limits)
         try:
             record = schema.validate_upload(body, Provenance(principal.client, time.time()))
         except RecordError as exc:

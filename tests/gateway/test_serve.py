@@ -1,11 +1,13 @@
 """``msagent serve`` as a real process: killed with SIGKILL mid-load and restarted, no upload a
 client was told is stored is lost or stored twice; with an embedded Redis and the ingestion
-consumer, SIGTERM stops all three; a bad config is one line and exit code 2."""
+consumer, SIGTERM stops all three, and that Redis has a password no output or command line
+shows; a bad config is one line and exit code 2."""
 
 from __future__ import annotations
 
 import contextlib
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -15,6 +17,7 @@ import uuid
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import httpx
 import numpy as np
@@ -24,6 +27,7 @@ import redis
 
 from msagent.client import GatewayClient, GatewayError
 from msagent.client.http import wait_healthy
+from msagent.experience.store import ExperienceStore
 from msagent.experience.stream_keys import StreamKeys
 from msagent.gateway.redis_server import free_loopback_port
 from msagent.gateway.tokens import TokenStore
@@ -91,7 +95,8 @@ def _wait_for(condition, timeout: float, what: str) -> None:
 
 def test_gateway_killed_mid_load_loses_and_duplicates_nothing(tmp_path: Path, redis_url: str):
     config = _write_config(tmp_path, redis_url, ingest=False)
-    token = TokenStore(tmp_path / "data" / "tokens.json").create("game", ["upload"])[1]
+    token = TokenStore(tmp_path / "data" / "tokens.json").create("game", ["upload"],
+                                                                 games=["cartpole"])[1]
     port, log = free_loopback_port(), tmp_path / "serve.log"
     proc = _serve(config, port, log)
     try:
@@ -114,7 +119,8 @@ def test_a_worker_killed_mid_load_loses_and_duplicates_nothing(tmp_path: Path,
                                                                redis_url: str):
     config = _write_config(tmp_path, redis_url, ingest=False,
                            more="workers = 2\nrate_per_s = 100000.0\nburst = 100000\n")
-    token = TokenStore(tmp_path / "data" / "tokens.json").create("game", ["upload"])[1]
+    token = TokenStore(tmp_path / "data" / "tokens.json").create("game", ["upload"],
+                                                                 games=["cartpole"])[1]
     port, log = free_loopback_port(), tmp_path / "serve.log"
     proc = _serve(config, port, log)
     try:
@@ -168,14 +174,15 @@ def _assert_each_acked_upload_stored_once(config: Path, redis_url: str,
 def test_serve_with_embedded_redis_and_ingest_stops_everything_on_sigterm(tmp_path: Path,
                                                                          redis_url: str):
     config = _write_config(tmp_path, "", ingest=True)
-    token = TokenStore(tmp_path / "data" / "tokens.json").create("game", ["upload", "admin"])[1]
+    token = TokenStore(tmp_path / "data" / "tokens.json").create("game", ["upload", "admin"],
+                                                                 games=["cartpole"])[1]
     port, log = free_loopback_port(), tmp_path / "serve.log"
     proc = _serve(config, port, log)
     try:
         children = psutil.Process(proc.pid).children(recursive=True)
         names = " ".join(" ".join(c.cmdline()) for c in children)
         assert "redis-server" in names and "ingest" in names
-        assert "redis redis://127.0.0.1:" in log.read_text()
+        assert "redis redis://:***@127.0.0.1:" in log.read_text()
         url = f"http://127.0.0.1:{port}"
         with GatewayClient(url, token) as client:
             answer = client.upload_episode("cartpole", np.zeros((10, 4), np.float32),
@@ -202,12 +209,59 @@ def test_serve_with_embedded_redis_and_ingest_stops_everything_on_sigterm(tmp_pa
     assert not alive
 
 
+def test_the_embedded_redis_has_a_password_no_output_or_command_line_shows(tmp_path: Path):
+    config = _write_config(tmp_path, "", ingest=True)
+    token = TokenStore(tmp_path / "data" / "tokens.json").create("game", ["upload"],
+                                                                 games=["cartpole"])[1]
+    port, log = free_loopback_port(), tmp_path / "serve.log"
+    proc = _serve(config, port, log)
+    try:
+        printed = log.read_text()
+        assert re.search(r"redis redis://:\*\*\*@127\.0\.0\.1:\d+/0", printed), printed
+        redis_port = int(re.search(r"redis://\S*127\.0\.0\.1:(\d+)/0", printed).group(1))
+        anonymous = redis.Redis(port=redis_port, protocol=2)  # RESP2: no HELLO first
+        with pytest.raises(redis.AuthenticationError, match="Authentication required"):
+            anonymous.xadd("msagent:exp:stream", {"r": b"stored as someone else"})
+        anonymous.close()
+        family = [psutil.Process(proc.pid)] + psutil.Process(proc.pid).children(recursive=True)
+        [consumer] = [c for c in family if " ingest " in _command(c)]
+        password = urlsplit(consumer.environ()["MSAGENT_REDIS_URL"]).password
+        assert password and len(password) >= 32
+        assert all(password not in _command(p) for p in family)
+        assert (tmp_path / "data" / "redis").stat().st_mode & 0o777 == 0o700
+        if os.geteuid() == 0:  # another user sees the command lines, never the password
+            _assert_nobody_cannot_reach(consumer.pid, redis_port, password)
+        with GatewayClient(f"http://127.0.0.1:{port}", token) as client:
+            client.upload_episode("cartpole", np.zeros((5, 4), np.float32),
+                                  np.zeros(5, np.int64), np.ones(5, np.float32), True, False)
+        store = ExperienceStore(str(tmp_path / "data" / "experience"))
+        _wait_for(lambda: store.count("cartpole") == 1, 60, "the upload to reach the store")
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(60) == 0, log.read_text()
+    assert password not in log.read_text()
+
+
+def _assert_nobody_cannot_reach(consumer: int, redis_port: int, password: str) -> None:
+    """As user nobody: the consumer's command line holds no password, its environment is
+    unreadable, and Redis refuses a write without the password."""
+    nobody = ["setpriv", "--reuid", "65534", "--regid", "65534", "--clear-groups"]
+    run = lambda *args: subprocess.run([*nobody, *args], capture_output=True,  # noqa: E731
+                                       text=True, timeout=30)
+    cmdline = run("cat", f"/proc/{consumer}/cmdline")
+    assert "ingest" in cmdline.stdout and password not in cmdline.stdout
+    assert run("cat", f"/proc/{consumer}/environ").returncode != 0
+    xadd = run("redis-cli", "-p", str(redis_port), "XADD", "msagent:exp:stream", "*", "r", "x")
+    assert "NOAUTH" in xadd.stdout + xadd.stderr
+
+
 def test_workers_share_the_port_and_the_rate_limits_and_die_with_serve(tmp_path: Path,
                                                                       redis_url: str):
     prefix = f"test:{uuid.uuid4().hex[:12]}"
     config = _write_config(tmp_path, redis_url, ingest=True, prefix=prefix,
                            more="workers = 2\nrate_per_s = 0.001\nburst = 6\ningest_nice = 7\n")
-    token = TokenStore(tmp_path / "data" / "tokens.json").create("game", ["upload"])[1]
+    token = TokenStore(tmp_path / "data" / "tokens.json").create("game", ["upload"],
+                                                                 games=["cartpole"])[1]
     port, log = free_loopback_port(), tmp_path / "serve.log"
     proc = _serve(config, port, log)
     try:
@@ -273,6 +327,15 @@ def test_serve_with_a_bad_config_is_one_line_and_exit_2(tmp_path: Path):
     missing = subprocess.run([sys.executable, "-m", "msagent", "serve", str(tmp_path / "x")],
                              cwd=REPO, capture_output=True, text=True, timeout=60)
     assert missing.returncode == 2 and "no such config file" in missing.stderr
+
+
+def test_serve_with_a_redis_password_variable_not_set_is_one_line_and_exit_2(tmp_path: Path):
+    config = _write_config(tmp_path, "redis://:${MSAGENT_TEST_UNSET}@127.0.0.1:1/0", False)
+    env = {k: v for k, v in os.environ.items() if k != "MSAGENT_TEST_UNSET"}
+    result = subprocess.run([sys.executable, "-m", "msagent", "serve", str(config)], cwd=REPO,
+                            capture_output=True, text=True, timeout=60, env=env)
+    assert result.returncode == 2 and "Traceback" not in result.stderr
+    assert "redis_url: environment variable MSAGENT_TEST_UNSET is not set" in result.stderr
 
 
 @pytest.fixture(autouse=True)

@@ -46,7 +46,7 @@ class Live:
         monkeypatch.setattr(UploadProtocol, "_start_coroutine", counting_coroutines)
         self.sock = listening_socket("127.0.0.1", 0)
         self.port = self.sock.getsockname()[1]
-        config = uvicorn.Config(build_app(cfg, redis_url), http=UploadProtocol,
+        config = uvicorn.Config(build_app(cfg, redis_url), http=UploadProtocol, ws="none",
                                 log_level="warning", timeout_keep_alive=30)
         self.server = uvicorn.Server(config)
         self.thread = threading.Thread(target=self.server.run, kwargs={"sockets": [self.sock]},
@@ -87,7 +87,8 @@ def token(small_cfg) -> str:
     """An upload-and-download token of the config."""
     from msagent.gateway.tokens import TokenStore
 
-    return TokenStore.of_data_dir(small_cfg.data_dir).create("carol", ["upload", "download"])[1]
+    return TokenStore.of_data_dir(small_cfg.data_dir).create("carol", ["upload", "download"],
+                                                             games=["cartpole"])[1]
 
 
 @pytest.fixture
@@ -191,16 +192,31 @@ def test_a_body_in_pieces_is_read_whole(live: Live, token: str, entries: Stream)
     conn.close()
 
 
-def test_an_early_refusal_drops_the_rest_of_the_body_and_keeps_the_connection(
+def test_an_early_refusal_closes_the_connection_instead_of_reading_the_body(
         live: Live, token: str, entries: Stream):
     conn, buffer = live.connect(), bytearray()
-    data = b"\x00" * 200_000  # more than uvicorn's flow-control mark: dropped, not buffered
-    conn.sendall(head(PATH, "not-a-token", len(data)) + data[:100])
-    status, _, answer = read_answer(conn, buffer)
+    conn.sendall(head(PATH, "not-a-token", 10 * 2**30) + b"\x00" * 100)  # a 10 GB body
+    status, headers, answer = read_answer(conn, buffer)
     assert status == 401 and "token" in json.loads(answer)["error"]
-    conn.sendall(data[100:] + upload(token, body_of(6)))
+    assert headers["connection"] == "close"
+    sent = push_until_refused(conn, seconds=3.0)
+    assert sent < 32 * 2**20  # kernel buffers, not the body: the gateway read no more
+    conn, buffer = live.connect(), bytearray()  # and the next connection is served
+    conn.sendall(upload(token, body_of(6)))
     assert read_answer(conn, buffer)[0] == 201 and len(entries) == 1
     conn.close()
+
+
+def push_until_refused(conn: socket.socket, seconds: float) -> int:
+    """Send body bytes for up to ``seconds`` or until the peer refuses them; how many went."""
+    chunk, sent, deadline = b"\x00" * 65536, 0, time.monotonic() + seconds
+    conn.settimeout(0.5)
+    try:
+        while time.monotonic() < deadline:
+            sent += conn.send(chunk)
+    except OSError:  # reset, broken pipe, or a send that blocks: the peer stopped reading
+        return sent
+    raise AssertionError(f"the gateway kept reading: {sent} bytes in {seconds} s")
 
 
 def test_bodies_over_the_cap_are_refused_before_they_end(live: Live, token: str,
@@ -305,7 +321,7 @@ def test_shared_rate_limits_are_answered_directly_while_a_lease_lasts(
     from msagent.gateway.tokens import TokenStore
 
     cfg = make_config(tmp_path, rate_per_s=rate, burst=burst, rate_limits="redis")
-    token = TokenStore.of_data_dir(cfg.data_dir).create("dave", ["upload"])[1]
+    token = TokenStore.of_data_dir(cfg.data_dir).create("dave", ["upload"], games=["cartpole"])[1]
     server, stream = Live(cfg, redis_url, monkeypatch), Stream(cfg, redis_url)
     try:
         conn, buffer = server.connect(), bytearray()
