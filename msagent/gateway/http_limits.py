@@ -86,8 +86,9 @@ class BoundedHttpProtocol(HttpToolsProtocol):
     """uvicorn's httptools protocol with the bounds of the module docstring, read from the
     app's ``state.http_limits`` (an :class:`HttpLimits`; the defaults when it has none).
 
-    Subclasses hook requests through :meth:`start_request`, :meth:`take_body` and
-    :meth:`end_request` instead of the parser callbacks."""
+    A subclass starts requests its own way in :meth:`start_request` (after the head's
+    checks); one that takes a body itself sets ``deadline`` in ``on_body`` and ``waiting`` in
+    ``on_message_complete`` as this class does."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -165,7 +166,12 @@ class BoundedHttpProtocol(HttpToolsProtocol):
         the body's clocks."""
         if self._may_overflow and self._head_size() > self.limits.max_head_bytes:
             raise _Refusal(431, self._head_too_long())
-        upgrade = self._check_framing()
+        if self.parser.get_http_version() not in _VERSIONS:
+            raise _Refusal(400, "HTTP version not supported: speak HTTP/1.1")
+        for name, value in self.headers:  # what llhttp lets through
+            if name == b"transfer-encoding":
+                self._check_transfer_coding(value)
+        upgrade = self.parser.should_upgrade() and self._ignored_upgrade()
         now, limits = self.loop.time(), self.limits
         self.waiting, self._head_bytes = BODY, 0
         self.deadline = now + limits.body_idle_timeout_s
@@ -185,37 +191,35 @@ class BoundedHttpProtocol(HttpToolsProtocol):
             _close_after_early_answer(cycle)
 
     def on_body(self, body: bytes) -> None:
-        """Body bytes arrived: the idle clock starts again (within the body's whole)."""
-        self.deadline = min(self.loop.time() + self.limits.body_idle_timeout_s,
-                            self._body_until)
-        self.take_body(body)
-
-    def take_body(self, body: bytes) -> None:
-        """Hand a piece of the request's body on (uvicorn: to the request's cycle)."""
+        """Body bytes arrived: the idle clock starts again (subclasses that take the body
+        themselves set ``deadline`` as here)."""
+        self.deadline = self.loop.time() + self.limits.body_idle_timeout_s
         super().on_body(body)
 
     def on_message_complete(self) -> None:
-        """The request is whole: the client owes nothing until its next one."""
+        """The request is whole: the client owes nothing until its next one (subclasses
+        that take the request themselves set ``waiting`` as here)."""
         self.waiting = None
-        self.end_request()
-
-    def end_request(self) -> None:
-        """Say the request's body is complete (uvicorn: to the request's cycle)."""
         super().on_message_complete()
 
     # ---------------------------------------------------------------- refusals
 
     def overdue(self, now: float) -> None:
-        """Refuse the request if its client is past its deadline (called by the sweep)."""
-        if self._ended or self.waiting is None or now < self.deadline:
+        """Refuse the request if its client is past a deadline (called by the sweep)."""
+        if self._ended or self.waiting is None:
             return
         limits = self.limits
         if self.waiting == HEAD:
-            self.refuse(408, f"request head not received within {limits.head_timeout_s:g} s")
-        elif self._server_holds_body():  # not the client's fault: wait on
+            if now >= self.deadline:
+                self.refuse(408, f"request head not received within {limits.head_timeout_s:g} s")
+            return
+        whole = now >= self._body_until
+        if now < self.deadline and not whole:
+            return
+        if self._server_holds_body():  # not the client's fault: wait on
             self.deadline = now + limits.body_idle_timeout_s
             self._body_until = max(self._body_until, self.deadline)
-        elif now >= self._body_until:
+        elif whole:
             self.refuse(408, f"request body not received within {limits.body_timeout_s:g} s",
                         current=True)
         else:
@@ -253,28 +257,24 @@ class BoundedHttpProtocol(HttpToolsProtocol):
             STATUS_LINE[status], b"content-type: application/json\r\n", extra,
             b"content-length: %d\r\nconnection: close\r\n\r\n" % len(body), body)))
 
-    def _check_framing(self) -> bool:
-        """Refuse HTTP other than 1.0/1.1, transfer codings other than chunked and an upgrade
-        on a request with a body (400: the RFCs' 505 and 501 would read as the server's
-        failure, which every 5xx of the gateway means); whether the request asks for an
-        upgrade that is ignored."""
-        version = self.parser.get_http_version()
-        if version not in _VERSIONS:
-            raise _Refusal(400, "HTTP version not supported: speak HTTP/1.1")
-        declares_body = False
+    def _check_transfer_coding(self, value: bytes) -> None:
+        """Refuse transfer codings other than chunked, and any in HTTP/1.0 (400: the RFCs'
+        501 would read as the server's failure, which every 5xx of the gateway means)."""
+        if value.strip().lower() != b"chunked":
+            raise _Refusal(400, "transfer codings other than chunked are not supported")
+        if self.parser.get_http_version() == "1.0":  # RFC 9112 6.1: faulty framing (smuggling)
+            raise _Refusal(400, "HTTP/1.0 has no Transfer-Encoding")
+
+    def _ignored_upgrade(self) -> bool:
+        """Whether an upgrade the request asks for is ignored (no WebSocket here); refused
+        (400) on a request with a body, which the parser would not read."""
+        if self._should_upgrade():
+            return False
         for name, value in self.headers:
-            if name == b"transfer-encoding":
-                if value.strip().lower() != b"chunked":
-                    raise _Refusal(400, "transfer codings other than chunked are not supported")
-                if version == "1.0":  # RFC 9112 6.1: its framing is faulty (smuggling)
-                    raise _Refusal(400, "HTTP/1.0 has no Transfer-Encoding")
-                declares_body = True
-            elif name == b"content-length":
-                declares_body = declares_body or value.strip() not in (b"0", b"")
-        upgrade = self.parser.should_upgrade() and not self._should_upgrade()
-        if upgrade and declares_body:
-            raise _Refusal(400, "protocol upgrades are not supported")
-        return upgrade
+            if name == b"transfer-encoding" or (name == b"content-length"
+                                                and value.strip() not in (b"0", b"")):
+                raise _Refusal(400, "protocol upgrades are not supported")
+        return True
 
     def _head_size(self) -> int:
         """The bytes of the request's head (its line's URL, and its headers)."""

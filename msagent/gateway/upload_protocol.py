@@ -165,21 +165,22 @@ class UploadProtocol(BoundedHttpProtocol):
         found = UPLOAD_PATH.fullmatch(self.root_path + path)
         return None if found is None else found[1]
 
-    def take_body(self, body: bytes) -> None:
-        """Body of a direct upload to it; else uvicorn's."""
+    def on_body(self, body: bytes) -> None:
+        """Body of a direct upload to it (its idle clock started again); else uvicorn's."""
         if self._receiving is None:
-            super().take_body(body)
+            super().on_body(body)
         else:
+            self.deadline = self.loop.time() + self.limits.body_idle_timeout_s
             self._receiving.add(body)
 
-    def end_request(self) -> None:
+    def on_message_complete(self) -> None:
         """A direct upload's body is complete: answer it here unless its coroutine runs;
         else uvicorn's."""
         upload = self._receiving
         if upload is None:
-            super().end_request()
+            super().on_message_complete()
             return
-        self._receiving = None
+        self.waiting = self._receiving = None
         upload.end()
         if upload.started:
             return
