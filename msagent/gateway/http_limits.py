@@ -252,7 +252,7 @@ class BoundedHttpProtocol(HttpToolsProtocol):
         """The JSON refusal with ``connection: close``, in one write."""
         if self.transport.is_closing():
             return
-        body = json.dumps({"error": reason}).encode()
+        body = json.dumps({"error": reason}, separators=(",", ":")).encode()
         self.transport.write(b"".join((
             STATUS_LINE[status], b"content-type: application/json\r\n", extra,
             b"content-length: %d\r\nconnection: close\r\n\r\n" % len(body), body)))
