@@ -23,7 +23,7 @@ stamp=".venv/.msagent-installed"
 if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ] || [ constraints.txt -nt "$stamp" ]; then
   echo "[setup] installing msagent and its dependencies (torch CPU, ray, ...)"
   python -m pip install -q --upgrade pip
-  python -m pip install -q -c constraints.txt -e ".[test]"
+  python -m pip install -q -c constraints.txt -e ".[test,docs]"   # docs: the site's strict build (a test)
   # FightingICE's protocol stubs: pyftg pins old grpcio/protobuf, which its stubs do not need
   # (checked against the real game), so it comes without its dependencies
   python -m pip install -q --no-deps pyftg==2.3

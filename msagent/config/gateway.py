@@ -43,6 +43,8 @@ class GameSection(Section):
 
     name: str = Field(pattern=GAME_NAME.pattern)
     env: str = ""
+    """A Gymnasium env id whose spaces give the schema (instead of ``obs_shape`` and one
+    action field)."""
     obs_shape: list[int] | None = None
     obs_dtype: Literal["float32", "uint8"] = "float32"
     action_n: int | None = Field(None, ge=1)
@@ -215,6 +217,7 @@ class GatewayConfig(Section):
 
     gateway: GatewaySection
     base_dir: str = "."
+    """Set by the loader to the TOML's folder, which relative paths start from."""
 
     def path(self, value: str, default: str) -> str:
         """A configured store path or URI (``default`` under ``data_dir`` when empty);

@@ -158,6 +158,7 @@ class LeagueExploiterRoleSection(_RoleSection):
 
     pfsp_weighting: str = LeagueExploiterSettings.pfsp_weighting
     reset_prob: float = Field(LeagueExploiterSettings.reset_prob, ge=0, le=1)
+    """Probability that a league exploiter is reset to its first snapshot after a snapshot."""
 
 
 class RolesSection(Section):

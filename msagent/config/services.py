@@ -40,7 +40,10 @@ class _Service(Section):
     """Fields every service table has."""
 
     num: int = Field(1, ge=0)
+    """Instances of the service (``services.learner.num``: learners per player, one
+    data-parallel group; a run has one buffer and one model pool)."""
     resources: ResourcesSection = Field(default_factory=ResourcesSection)
+    """Where each instance runs on a Ray cluster (Ray actor options; ignored in local mode)."""
 
 
 class EnvWorkerSection(_Service):
@@ -48,7 +51,9 @@ class EnvWorkerSection(_Service):
 
     num: int = Field(2, ge=0)
     num_envs: int = Field(32, ge=1)
+    """Environments each worker steps together (one act, or one predict request, per step)."""
     fragment_len: int = Field(32, ge=1)
+    """Steps of one seat's decisions per fragment shipped to the learner's table."""
     max_restarts: int = Field(20, ge=0)
     """Dead or failed workers replaced per run (0: a failure stops the run)."""
     games_per_draw: int = Field(32, ge=1)
@@ -67,6 +72,9 @@ class InferenceSection(_Service):
     """Action selection: a policy copy per env worker (``local``) or servers (``central``).
 
     Attributes:
+        mode: ``local``: a policy copy in each env worker, refreshed through the parameter
+            topic; ``central``: inference servers answer the env workers' batched ``predict``.
+        max_restarts: Dead inference servers replaced per run (0: a death stops the run).
         batch: Most requests gathered into one predict call (central mode); 0: the env
             workers each server answers (each worker has one request in flight), so a batch
             is complete as soon as every worker asked.

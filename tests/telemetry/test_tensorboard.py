@@ -58,7 +58,8 @@ README_TAGS = {
     "losses/policy", "losses/value", "losses/entropy", "losses/approx_kl", "losses/clipfrac",
     "losses/explained_variance", "learner/lr", "throughput/env_steps_per_s",
 }
-"""The tags the README documents for a PPO run (plus ``counters/<event>`` when events happen)."""
+"""The tags docs/guides/runs.md documents for a PPO run (plus ``counters/<event>`` when events
+happen); the README documented them before the docs site."""
 
 
 def test_a_training_run_writes_the_tags_the_readme_documents(inline_only: str,
@@ -77,5 +78,5 @@ def test_a_training_run_writes_the_tags_the_readme_documents(inline_only: str,
     events.Reload()
     tags = set(events.Tags()["scalars"])
     assert {t for t in tags if not t.startswith("counters/")} == README_TAGS
-    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    readme = (Path(__file__).resolve().parents[2] / "docs" / "guides" / "runs.md").read_text()
     assert all(f"`{tag}`" in readme for tag in README_TAGS)
