@@ -91,6 +91,16 @@ class Fragment:
     initial_state: np.ndarray | None = None
     """A recurrent policy's acting state before the first step (``[state_size]``), which the
     learner replays the fragment from; None for a feed-forward policy."""
+    latest_version: int | None = None
+    """The newest policy version that acted a step of the fragment (``policy`` is the
+    oldest). A learner measures a fragment's staleness from it: a fragment takes as long to
+    fill as its seat takes to make T decisions, and measured from its first step the second
+    seat of a turn-based game (fewer decisions per game) was older, and dropped twice as
+    often. None: ``policy.version``."""
+
+    def newest_version(self) -> int:
+        """The version a learner measures the fragment's staleness from."""
+        return self.policy.version if self.latest_version is None else self.latest_version
 
     def __len__(self) -> int:
         """Number of steps in the fragment."""

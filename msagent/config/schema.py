@@ -80,6 +80,15 @@ class TrainConfig(Section):
             setattr(value, name, str((_base_dir(info.context) / path).expanduser().resolve()))
         return value
 
+    @field_validator("services")
+    @classmethod
+    def _resolve_judge(cls, value: ServicesSection, info: ValidationInfo) -> ServicesSection:
+        """Make the evaluator's judge script absolute (against the TOML's folder)."""
+        if value.evaluator.judge:
+            value.evaluator.judge = str(resolve_script(value.evaluator.judge,
+                                                       _base_dir(info.context)))
+        return value
+
     @field_validator("league")
     @classmethod
     def _resolve_bots(cls, value: LeagueSection | None,

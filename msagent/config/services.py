@@ -276,6 +276,11 @@ class EvaluatorSection(_Service):
         nash_conv_max_histories: Games with more histories get no live NashConv (the
             evaluator holds the whole tree: liar's dice, 295 thousand histories, takes about
             200 MiB; OpenSpiel's tic-tac-toe, 550 thousand, about 1.2 GiB).
+        judge: A judge script (relative to the TOML's folder) that knows the value of every
+            move in a small game's positions (``positions()``, see ``msagent.envs.judge``):
+            the evaluator counts the share of positions in which the player's most likely
+            move throws value away, per seat ("": none).
+        judge_every_s: Least time between two such exams (each when the version moved).
     """
 
     num: int = Field(1, ge=0)
@@ -287,6 +292,8 @@ class EvaluatorSection(_Service):
     average_snapshots: int = Field(1, ge=1)
     nash_conv_every_s: float = Field(30.0, ge=0)
     nash_conv_max_histories: int = Field(500_000, ge=1, le=2_000_000)
+    judge: str = ""
+    judge_every_s: float = Field(30.0, gt=0)
 
 
 class LeagueServiceSection(Section):

@@ -27,6 +27,7 @@ class Stream:
         self.fragments: list[Fragment] = []
         self._cols: dict[str, Any] | None = None
         self._key: ModelKey | None = None  # the oldest key of the current rows
+        self._latest = -1  # and the newest version
 
     def decide(self, obs: np.ndarray, action, logp: float, value: float,
                mask: np.ndarray | None, key: ModelKey, state: np.ndarray | None = None) -> None:
@@ -42,6 +43,7 @@ class Stream:
             self._cols["initial_state"] = None if state is None else np.array(state, np.float32)
         self._write(self.rows, obs, action, logp, value, mask)
         self._key = key if self._key is None else min(self._key, key)
+        self._latest = max(self._latest, key.version)
         self.rows += 1
         self.open = True
 
@@ -51,6 +53,7 @@ class Stream:
         if self.open:
             self._write(self.rows - 1, obs, action, logp, value, mask)
             self._key = key if self.rows == 1 else min(self._key, key)
+            self._latest = max(self._latest, key.version)
 
     def reward(self, reward: float) -> None:
         """Credit a reward to the open decision (ignored before the seat's first decision)."""
@@ -93,8 +96,8 @@ class Stream:
         self.open = False
         if self.rows == self.length:
             self.fragments.append(Fragment(**cols, bootstrap_value=float(bootstrap),
-                                           policy=self._key))
-            self._cols, self._key, self.rows = None, None, 0
+                                           policy=self._key, latest_version=self._latest))
+            self._cols, self._key, self._latest, self.rows = None, None, -1, 0
 
 
 def _columns(length: int, obs: np.ndarray, action: Any,

@@ -162,7 +162,7 @@ class EnvWorker(Looping):
         them is always there when every worker waits."""
         if self.s.sync and fragments:
             acting = self._acting.versions[self.s.policy_id]
-            self._shipped += sum(acting - f.policy.version <= self.s.max_policy_lag
+            self._shipped += sum(acting - f.newest_version() <= self.s.max_policy_lag
                                  for f in fragments)
             if self._shipped < self.s.round_fragments:  # the batch needs more of ours
                 return

@@ -15,6 +15,7 @@ from msagent.envs.teams import num_sides
 from msagent.runtime import current_instance, register
 from msagent.services.acting import Acting
 from msagent.services.inference import PolicyScripts
+from msagent.services.judge_watch import JudgeWatch
 from msagent.services.league_client import report_results
 from msagent.services.looping import Looping
 from msagent.services.nash_conv_watch import NashConvWatch
@@ -58,6 +59,10 @@ class EvaluatorSettings:
     NashConv (its policy in every seat, sampling) at most this often, when its version moved."""
     nash_conv_max_histories: int = 500_000
     """Larger games get no live NashConv (their tree would take too much memory)."""
+    judge: str = ""
+    """A judge script (``msagent.envs.judge``): the player's losing-move share per seat."""
+    judge_every_s: float = 30.0
+    """Least time between two exams of the judge."""
 
 
 def evaluation_matches(player: str, opponents: list[str], seats: int = 2):
@@ -78,18 +83,21 @@ class Evaluator(Looping):
         self.service, self.index = current_instance()
         self._results: list[EpisodeResult] = []
         self._nash_convs: list[dict[str, Any]] = []
+        self._judged: list[dict[str, Any]] = []
         self._notes: list[str] = []
         self._env_errors = 0
 
     @register(concurrent=True)
     def drain(self) -> dict[str, Any]:
-        """The games finished and the NashConvs measured since the last drain, what the user
-        should know (once), and the error if the loop failed."""
+        """The games finished, the NashConvs measured and the judge's exams since the last
+        drain, what the user should know (once), and the error if the loop failed."""
         with self._lock:
             out, self._results = self._results, []
             measured, self._nash_convs = self._nash_convs, []
+            judged, self._judged = self._judged, []
             notes, self._notes = self._notes, []
-        return {"results": out, "nash_conv": measured, "notes": notes, "error": self.error}
+        return {"results": out, "nash_conv": measured, "judged": judged, "notes": notes,
+                "error": self.error}
 
     def _loop(self) -> None:
         """Follow the player's parameters; play; keep and report the results."""
@@ -110,6 +118,7 @@ class Evaluator(Looping):
         make = game_factory(sc.env_script, sc.env_params)
         games = [make() for _ in range(self.s.num_envs if self.s.opponents else 1)]
         probe = NashConvWatch.for_game(self.s, games[0])
+        judge = JudgeWatch.for_settings(self.s)
         collector = self._collector(games, acting, seed, make) if self.s.opponents else None
         if collector is None:
             games[0].close()
@@ -121,6 +130,10 @@ class Evaluator(Looping):
                 with self._lock:
                     self._nash_convs.extend(found)
                     self._notes.extend(probe.take_notes())
+            if judge is not None:
+                found = judge.measure(*acting.held(self.s.player))
+                with self._lock:
+                    self._judged.extend(found)
             self._stop.wait(self.s.pause_s)
             acting.refresh()
 

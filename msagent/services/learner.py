@@ -220,13 +220,15 @@ class Learner:
         return [item.item for item in items]
 
     def _fresh(self, fragments: list[Any]) -> list[Any]:
-        """Drop (and count) fragments older than the allowed lag.
+        """Drop (and count) fragments older than the allowed lag, measured from their newest
+        step (``Fragment.latest_version``: a seat that decides less often must not lose more
+        of its fragments; each step's own log-probability corrects for its version).
 
         Nothing is published for a drop: a dropped fragment's actor waits for (its version
         + 1) <= ours, which exists already; publishing anyway put us one version ahead of
         actors that had moved on, so that every later round was dropped too (a livelock).
         """
-        fresh = [f for f in fragments if self.version - f.policy.version <= self.s.max_policy_lag]
+        fresh = [f for f in fragments if self.version - f.newest_version() <= self.s.max_policy_lag]
         self.c.dropped_fragments += len(fragments) - len(fresh)
         return fresh
 

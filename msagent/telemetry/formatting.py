@@ -43,6 +43,10 @@ def league_rows(view: dict[str, Any] | None) -> list[tuple[str, str]]:
         out.append((f"eval vs {opponent}", f"{_number(e['win_rate'])} of {e['games']} games"))
     for player, m in view.get("nash_conv", {}).items():
         out.append((f"NashConv {player}", f"{_number(m['nash_conv'])} (version {m['version']})"))
+    judged = view.get("judged") or {}
+    for seat, exam in judged.get("seats", {}).items():
+        out.append((f"losing moves seat {seat}", f"{exam['losing'] / max(exam['positions'], 1):.1%}"
+                                                 f" (version {judged['version']})"))
     return out
 
 
@@ -68,6 +72,9 @@ def line(snapshot: dict[str, Any]) -> str:
                   for r in view.get("eval_rows", [])]
         parts += [f"nash_conv/{player}={m['nash_conv']:.4f}"
                   for player, m in view.get("nash_conv", {}).items()]
+        judged = view.get("judged") or {}
+        parts += [f"losing/seat{seat}={e['losing'] / max(e['positions'], 1):.3f}"
+                  for seat, e in judged.get("seats", {}).items()]
     return " ".join(parts + ([losses] if losses else []))
 
 

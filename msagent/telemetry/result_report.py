@@ -3,6 +3,8 @@ evaluation and NashConv as tables and text."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from rich.console import Console
 from rich.pretty import Pretty
 from rich.text import Text
@@ -14,7 +16,7 @@ def print_result(out: Console, result: dict) -> None:
     shown = {k: v for k, v in result.items() if k != "league"}
     if league:
         shown["league"] = {k: v for k, v in league.items()
-                           if k not in ("ladder", "lineage", "eval", "nash_conv", "evaluated")}
+                           if k not in ("ladder", "lineage", "eval", "nash_conv", "evaluated", "judged")}
     out.print(Text("result:", style="bold green"), Pretty(shown))
     if league:
         out.print(Text(league.get("ladder", "")))
@@ -27,6 +29,7 @@ def print_result(out: Console, result: dict) -> None:
                       f", draw {row['draw_rate']:.1%}, loss {row['loss_rate']:.1%} over the last "
                       f"{row['games']} games")
         _print_nash_convs(out, league.get("nash_conv", []))
+        _print_judged(out, league.get("judged", []))
         if league.get("heatmap"):
             out.print(Text(f"payoff heatmap: {league['heatmap']}", style="bold"))
 
@@ -38,3 +41,21 @@ def _print_nash_convs(out: Console, measures: list[dict]) -> None:
         out.print(f"{last['player']} NashConv {last['nash_conv']:.4f} at version "
                   f"{last['version']} (first measure {first['nash_conv']:.4f} at version "
                   f"{first['version']}; {len(measures)} measures)")
+
+
+def _print_judged(out: Console, exams: list[dict]) -> None:
+    """The evaluated player's losing-move share per seat at the newest exam of the judge (and
+    at the first, to show the way travelled)."""
+    if exams:
+        first, last = exams[0], exams[-1]
+        for seat, exam in sorted(last["seats"].items(), key=lambda kv: int(kv[0])):
+            was = first["seats"].get(seat) or first["seats"].get(int(seat)) or exam
+            out.print(f"{last['player']} from seat {seat} plays a losing move in "
+                      f"{_share(exam):.1%} of {exam['positions']:,} positions at version "
+                      f"{last['version']} (first exam {_share(was):.1%} at version "
+                      f"{first['version']}; judge {Path(last['judge']).name})")
+
+
+def _share(exam: dict) -> float:
+    """Losing moves per position."""
+    return exam["losing"] / max(exam["positions"], 1)

@@ -39,6 +39,8 @@ class LeagueWatch:
         """The player the evaluator plays (and measures)."""
         self.nash_convs: list[dict[str, Any]] = []
         """The evaluated player's NashConv measures, oldest first (small OpenSpiel games)."""
+        self.judged: list[dict[str, Any]] = []
+        """The evaluated player's exams by the judge, oldest first (``msagent.envs.judge``)."""
         self.summary: dict[str, Any] = {}
         self._next_summary = 0.0
         self._state: dict[str, Any] | None = None
@@ -53,6 +55,7 @@ class LeagueWatch:
                     raise error.rebuild("" if error.user else "the evaluator failed")
                 self.board.add(drained["results"])
                 self.nash_convs += drained.get("nash_conv", [])
+                self.judged += drained.get("judged", [])
                 for note in drained.get("notes", []):
                     log.warning("evaluator: %s", note)
                     print(f"evaluator: {note}", flush=True)
@@ -67,7 +70,8 @@ class LeagueWatch:
         """Players (Elo, win rate vs targets, snapshots), population, evaluation win rates."""
         psro = {"psro": self.psro.view()} if self.psro is not None else {}
         return {**self.summary, "eval": self.board.win_rates(), "eval_rows": self.board.rows(),
-                "nash_conv": latest_nash_convs(self.nash_convs), **psro}
+                "nash_conv": latest_nash_convs(self.nash_convs),
+                "judged": self.judged[-1] if self.judged else None, **psro}
 
     def feed_state(self, fresh: bool = False) -> dict[str, Any]:
         """The league's state for the dashboard feed, fetched again only when the summary says
@@ -84,13 +88,15 @@ class LeagueWatch:
         """One atomic checkpoint of every learner and the league; its step (total updates)."""
         parts = {p: h.call_all("export_state")[0] for p, h in self.services.learners.items()}
         step = sum(part["state"]["counters"]["updates"] for part in parts.values())
-        progress = {**progress, "nash_conv": self.nash_convs}  # a resumed run's history goes on
+        # a resumed run's history goes on
+        progress = {**progress, "nash_conv": self.nash_convs, "judged": self.judged}
         return save_league_checkpoint(run_dir, step, parts, self.call("state_dict"),
                                       progress, run)
 
     def restore(self, progress: dict[str, Any]) -> None:
-        """Go on from a checkpoint's progress: the NashConv measures taken before it."""
+        """Go on from a checkpoint's progress: the NashConv measures and exams before it."""
         self.nash_convs = list(progress.get("nash_conv", []))
+        self.judged = list(progress.get("judged", []))
 
     def result(self, learners: dict[str, dict[str, Any]],
                run_dir: RunDir | None) -> dict[str, Any]:
@@ -101,6 +107,7 @@ class LeagueWatch:
                            "summary": self.call("summary"), "eval": self.board.rows(),
                            "evaluated": self.evaluated,
                            **({"nash_conv": self.nash_convs} if self.nash_convs else {}),
+                           **({"judged": self.judged} if self.judged else {}),
                            **report}, **(self.psro.result() if self.psro is not None else {})}
 
     def call(self, method: str, *args: Any) -> Any:
@@ -134,7 +141,15 @@ def league_scalars(view: dict[str, Any] | None) -> list[tuple[str, float]]:
             if v.get("win_rate") is not None]
     out += [(f"league/nash_conv/{k}", float(v["nash_conv"]))
             for k, v in view.get("nash_conv", {}).items()]
+    judged = view.get("judged") or {}
+    out += [(f"league/losing_moves/seat{seat}", losing_share(exam))
+            for seat, exam in judged.get("seats", {}).items()]
     return out
+
+
+def losing_share(exam: dict[str, int]) -> float:
+    """The share of a seat's positions in which the judged move loses value."""
+    return exam["losing"] / max(exam["positions"], 1)
 
 
 def latest_nash_convs(measures: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:

@@ -163,13 +163,14 @@ def _start_evaluator(cfg: TrainConfig, start, player: str,
         return start(MetaEvaluator, num=ev.num, resources=wiring._res(ev), args=(settings,))
     opponents = list(ev.opponents) or [f"bot:{name}" for name in cfg.league.bots]
     nash_conv = ev.nash_conv_every_s > 0 and exact
-    if ev.num == 0 or not (opponents or nash_conv):
+    if ev.num == 0 or not (opponents or nash_conv or ev.judge):
         return None
     settings = EvaluatorSettings(wiring.policy_scripts(cfg), evaluated_player(cfg), opponents,
                                  dict(cfg.league.bots), ev.num_envs, ev.deterministic,
                                  pause_s=ev.pause_s, average_snapshots=ev.average_snapshots,
                                  nash_conv_every_s=ev.nash_conv_every_s if nash_conv else 0.0,
-                                 nash_conv_max_histories=ev.nash_conv_max_histories)
+                                 nash_conv_max_histories=ev.nash_conv_max_histories,
+                                 judge=ev.judge, judge_every_s=ev.judge_every_s)
     return start(Evaluator, num=ev.num, resources=wiring._res(ev), args=(settings,))
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -67,8 +68,12 @@ def test_learner_drops_stale_fragments_snapshots_and_checkpoints(backend: str,
         assert stats["version"] == old + 2
         assert Solver().retrieve(pool, "list", "main") == []
 
-        current = stats["version"]  # fragments of the version in use are trained on
-        insert(buffer, current, seed=2)
+        # fragments whose newest step was acted by the version in use are trained on, however
+        # old their first step (a slow seat's fragment spans versions)
+        current = stats["version"]
+        fragments = cartpole_fragments(ModelKey("main", old), num_envs=BATCH, seed=2)
+        fragments = [replace(f, latest_version=current) for f in fragments]
+        Solver().retrieve(buffer, "insert_wait", TABLE, fragments)
         stats = stats_once(learner, "updates", "an update on the fresh fragments")
     finally:
         final = learner.call_all("stop")[0]

@@ -39,8 +39,10 @@ def test_a_seeded_league_grows_and_its_main_agent_beats_the_random_bot(
                         "league.roles.main_exploiter.snapshot_every_updates=5",
                         "league.roles.league_exploiter.snapshot_every_updates=5",
                         'services.evaluator.opponents=["bot:random"]',
+                        "services.evaluator.judge_every_s=10",
                         'league.bots.random="msagent:random"')  # the built-in, not the script
     assert cfg.league.bots["random"] == "msagent:random"
+    assert cfg.services.evaluator.judge.endswith("perfect_bot.py")  # the example's judge
     run_dir = RunDir.create(cfg.run.root, cfg.run.name)
     # trains until the feed shows what is asserted below, with a margin (at most 180 s)
     result = train_until(cfg, run_dir, lambda: _beats_random(run_dir), 180,
@@ -52,6 +54,13 @@ def test_a_seeded_league_grows_and_its_main_agent_beats_the_random_bot(
     assert games >= 100 and rate >= 0.75, (rate, games)
     assert "main" in result["league"]["ladder"]
     assert Path(result["league"]["heatmap"]).stat().st_size > 0
+    # the perfect player judged main's moves on every position, from the untrained version on:
+    # it throws value away in fewer of them as it learns
+    exams = result["league"]["judged"]
+    assert len(exams) >= 2 and exams[0]["version"] < exams[-1]["version"], exams
+    first, last = ([e["seats"][s]["losing"] for s in (0, 1)] for e in (exams[0], exams[-1]))
+    assert [exams[-1]["seats"][s]["positions"] for s in (0, 1)] == [2423, 2097]
+    assert sum(last) < 0.8 * sum(first), (first, last)
 
 
 @pytest.mark.slow

@@ -115,6 +115,43 @@ def test_nash_convs_and_notes_reach_the_view_the_result_and_the_console(capsys) 
            "measures)" in text
 
 
+def exam(version: int, losing: tuple[int, int]) -> dict[str, Any]:
+    """One judge's exam as the evaluator drains it."""
+    return {"player": "main", "version": version, "judge": "/x/perfect_bot.py", "time": 1.0,
+            "seats": {0: {"positions": 200, "losing": losing[0]},
+                      1: {"positions": 100, "losing": losing[1]}}}
+
+
+def test_the_judge_s_exams_reach_the_view_the_scalars_the_result_and_the_console() -> None:
+    from rich.console import Console
+
+    from msagent.telemetry.formatting import line, rows
+    from msagent.telemetry.result_report import print_result
+    from msagent.train.league_watch import league_scalars
+
+    evaluator = EvaluatorHandle([{"judged": [exam(2, (100, 60))]},
+                                 {"judged": [exam(9, (10, 5))]}])
+    cfg = SimpleNamespace(services=SimpleNamespace(evaluator=SimpleNamespace(player="main")),
+                          league=SimpleNamespace(psro=None))
+    view = LeagueWatch(SimpleNamespace(league=LeagueHandle(started()), evaluator=evaluator,
+                                       learners={}), cfg=cfg)
+    view.poll({})
+    view.poll({})
+    shown = view.view()
+    assert shown["judged"] == exam(9, (10, 5))
+    assert ("league/losing_moves/seat1", 0.05) in league_scalars(shown)
+    assert ("losing moves seat 0", "5.0% (version 9)") in rows({"league": shown})
+    assert "losing/seat0=0.050 losing/seat1=0.050" in line({"league": shown})
+    result = view.result({}, None)
+    assert result["league"]["judged"] == [exam(2, (100, 60)), exam(9, (10, 5))]
+    out = Console(record=True, width=200)
+    print_result(out, result)
+    text = out.export_text()
+    assert ("main from seat 1 plays a losing move in 5.0% of 100 positions at version 9 "
+            "(first exam 60.0% at version 2; judge perfect_bot.py)") in text
+    assert "'judged'" not in text  # the exams are told in words, not dumped
+
+
 class LearnerHandle:
     """One player's learner as the league checkpoint asks it for its state."""
 
