@@ -3,13 +3,15 @@
 How they meet, as a calling loop (the ``train`` command wires exactly this)::
 
     env_worker:   obs = envs.reset()
-                  loop: actions = Solver().retrieve("InferenceServer", "predict", PredictRequest)
+                  loop: actions = InferenceClient.predict(PredictRequest)  # or a local policy
                         obs, rewards, ... = envs.step(actions)
-                        every T steps: Solver().retrieve("ReplayBuffer", "insert", [Fragment, ...])
-    learner:      loop: batch = buffer.sample(n)            # a list of Fragment
+                        every T steps: BufferClient.insert(table, [Fragment, ...])
+    learner:      loop: batch = BufferClient.sample(table, n)  # a list of Fragment
                         stats = algorithm.update(batch)     # GAE / PPO in the learner
                         publish("params/<policy>", weights) # actors subscribe to the topic
-                        every k updates: model_pool.push(policy_id, weights, metadata) -> ModelKey
+                        every k updates: PoolClient.push(policy_id, weights, metadata) -> ModelKey
+    league:       env workers ask LeagueClient.next_matches and LeagueClient.report the games;
+                  learners ask LeagueClient.on_update when to snapshot (and reset)
 
 Nothing here imports Ray; these are plain values that cross service boundaries.
 """

@@ -11,7 +11,7 @@ from msagent.runtime import state
 from msagent.runtime.backend import Resources
 from msagent.runtime.handle import ServiceHandle, ServiceRef, current_instance
 from msagent.runtime.pubsub import Follower, Subscriber, follow, publish, subscribe
-from msagent.runtime.solver import CallFuture, Solver
+from msagent.runtime.solver import CallFuture, Solver, call
 from msagent.runtime.spec import RegisterSpec, register, registered_methods
 from msagent.runtime.state import init, shutdown
 
@@ -57,6 +57,6 @@ def node_ip() -> str:
 
 __all__ = [
     "CallFuture", "Follower", "RegisterSpec", "Resources", "ServiceHandle", "ServiceRef", "Solver",
-    "current_instance", "node_ip",
+    "call", "current_instance", "node_ip",
     "Subscriber", "follow", "init", "launch", "publish", "register", "shutdown", "subscribe",
 ]

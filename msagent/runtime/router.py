@@ -8,7 +8,11 @@ import threading
 import time
 from typing import Any
 
-from msagent.errors import InstanceDiedError, MethodNotRegisteredError, ServiceNotFoundError
+from msagent.errors import (
+    InstanceDiedError,
+    MethodNotRegisteredError,
+    ServiceNotFoundError,
+)
 from msagent.runtime.backend import Backend, InstanceGone, Route
 from msagent.runtime.spec import RegisterSpec
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import threading
 import weakref
 from concurrent.futures import Future
-from typing import Any
+from typing import Any, Callable
 
 from msagent.runtime import state
 from msagent.runtime.backend import InstanceGone, Route
@@ -84,6 +84,14 @@ class CallFuture:
         """A future dropped without ``result()`` still frees its load-balancing slot."""
         if not getattr(self, "_released", True):
             self._release()
+
+
+def call(method: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+    """Call a registered method named by the method itself (``ReplayBufferService.insert``)
+    on a live instance of its class's service: typed clients are built on it, so a renamed
+    method or service fails at import, and "find usages" finds every caller."""
+    service, _, name = method.__qualname__.rpartition(".")
+    return Solver().retrieve(service, name, *args, **kwargs)
 
 
 class Solver:

@@ -20,8 +20,8 @@ from msagent.envs.match_collector import Group
 from msagent.errors import InstanceDiedError, ServiceNotFoundError
 from msagent.policy import ActOutput, Policy
 from msagent.policy.cache import PolicyCache
-from msagent.runtime import Solver, subscribe
-from msagent.services.inference import PredictRequest, pull_weights
+from msagent.runtime import subscribe
+from msagent.services.inference import InferenceClient, PredictRequest, pull_weights
 from msagent.services.params import Follower, PolicyFollower, params_topic
 from msagent.vocabulary import BOT, PLAYER, ModelKey, PolicyRef
 
@@ -106,7 +106,7 @@ class Acting:
         deadline = time.monotonic() + INFERENCE_WAIT_S
         while True:
             try:
-                return Solver().retrieve("InferenceServer", "predict", request)
+                return InferenceClient.predict(request)
             except (InstanceDiedError, ServiceNotFoundError):
                 # the server died: the supervisor starts a replacement; wait for it
                 if time.monotonic() > deadline or self.stop.is_set():

@@ -7,11 +7,16 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from msagent.envs.match_collector import MatchCollector
-from msagent.runtime import Solver, current_instance, register
+from msagent.runtime import current_instance, register
 from msagent.services.inference import PolicyScripts
+from msagent.services.league_client import (
+    group_by_table,
+    worker_acting,
+    worker_collector,
+    worker_plan,
+)
 from msagent.services.looping import Looping
-from msagent.services.league_client import (group_by_table, worker_acting, worker_collector,
-                                            worker_plan)
+from msagent.services.replay_buffer import BufferClient
 
 
 @dataclass
@@ -127,7 +132,7 @@ class EnvWorker(Looping):
                 fragments = collector.collect()
                 for table, shipped in group_by_table(fragments, self.plan.tables).items():
                     self._await_room(table)
-                    Solver().retrieve("ReplayBufferService", "insert", table, shipped)
+                    BufferClient.insert(table, shipped)
                 self._account(collector.take_results(), collector)
                 self._next_version(fragments, collector)
         finally:
@@ -138,8 +143,8 @@ class EnvWorker(Looping):
         """Async: wait while the table already holds what its learner will take in the next
         few updates; what it ships then is not dropped as stale."""
         limit = self.s.table_room.get(table, 0)
-        while limit and not self._stop.is_set() and not Solver().retrieve(
-                "ReplayBufferService", "await_room", table, limit, ROOM_WAIT_S):
+        while limit and not self._stop.is_set() and not BufferClient.await_room(
+                table, limit, ROOM_WAIT_S):
             pass
 
     def _account(self, results: list[Any], collector: MatchCollector) -> None:

@@ -13,7 +13,8 @@ from msagent.envs import Acted
 from msagent.policy import ActOutput
 from msagent.policy.cache import PolicyCache
 from msagent.policy.devices import device_name, resolve_device
-from msagent.runtime import Solver, register
+from msagent.runtime import call, register
+from msagent.services.model_pool import PoolClient
 from msagent.services.params import PolicyFollower
 from msagent.user_scripts import build_policy
 from msagent.vocabulary import ModelKey
@@ -104,9 +105,19 @@ class InferenceServer:
         return build_policy(s.env_script, s.agent_script, s.env_params, s.seed).to(self.device)
 
 
+
+class InferenceClient:
+    """The calls acting makes to ``InferenceServer``, typed (requests are batched by the
+    runtime up to the server's ``batch``)."""
+
+    @staticmethod
+    def predict(request: PredictRequest) -> Acted:
+        """One group of observations decided by the server's copy of the policy."""
+        return call(InferenceServer.predict, request)
+
 def pull_weights(key: ModelKey) -> Any:
     """A snapshot's weights from the model pool service."""
-    return Solver().retrieve("ModelPoolService", "pull", key).weights
+    return PoolClient.pull(key).weights
 
 
 def configured(batch: int, max_wait_ms: float) -> type[InferenceServer]:

@@ -4,23 +4,22 @@
 from __future__ import annotations
 
 from collections import deque
-from dataclasses import dataclass
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from msagent.envs.bots import load_bots
 from msagent.envs.checks import ObsChecker
 from msagent.envs.match_collector import MatchCollector
 from msagent.envs.teams import num_sides
-from msagent.runtime import Solver
 from msagent.services.acting import Acting
+from msagent.services.league import LeagueClient
 from msagent.user_scripts import build_policy, game_action_space, game_factory
 from msagent.vocabulary import EpisodeResult, Fragment, Match, PolicyRef
 
 if TYPE_CHECKING:
-    from msagent.services.env_worker import LeagueSeats, WorkerSettings
+    from msagent.services.env_worker import WorkerSettings
 
-LEAGUE_SERVICE = "LeagueService"
 
 
 def home_players(players: list[str], index: int, num_envs: int,
@@ -72,7 +71,7 @@ class LeagueMatches(MatchQueue):
     @staticmethod
     def _next_matches(player: str, n: int) -> list[Match]:
         """``n`` matches for ``player`` from the league."""
-        return Solver().retrieve(LEAGUE_SERVICE, "next_matches", player, n)
+        return LeagueClient.next_matches(player, n)
 
     def report(self, results: list[EpisodeResult]) -> None:
         """Tell the league how the finished games ended (one call for all)."""
@@ -82,7 +81,7 @@ class LeagueMatches(MatchQueue):
 def report_results(results: list[EpisodeResult]) -> None:
     """Tell the league how finished games ended (one call for all; none for no games)."""
     if results:
-        Solver().retrieve(LEAGUE_SERVICE, "report", results)
+        LeagueClient.report(results)
 
 
 class OnePolicy:

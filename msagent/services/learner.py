@@ -13,18 +13,28 @@ from typing import Any
 
 from msagent.errors import ErrorInfo, RateLimitTimeout
 from msagent.policy import PPOConfig
-from msagent.policy.devices import device_name, resolve_device
 from msagent.policy.algorithms.impala import ALGORITHMS
+from msagent.policy.devices import device_name, resolve_device
 from msagent.rundir import RunDir
-from msagent.runtime import Solver, current_instance, publish, register
+from msagent.runtime import current_instance, publish, register
 from msagent.services.inference import PolicyScripts
-from msagent.services.learner_group import (LearnerGroupError, join_group, leave_group,
-                                            rendezvous_topic)
+from msagent.services.learner_group import (
+    LearnerGroupError,
+    join_group,
+    leave_group,
+    rendezvous_topic,
+)
 from msagent.services.learner_league import LeagueHooks
 from msagent.services.learner_publish import Publisher, PublishSettings
-from msagent.services.learner_state import (LearnerCounters, export_learner, restore_learner,
-                                           save_learner)
+from msagent.services.learner_state import (
+    LearnerCounters,
+    export_learner,
+    restore_learner,
+    save_learner,
+)
+from msagent.services.model_pool import PoolClient
 from msagent.services.params import params_topic
+from msagent.services.replay_buffer import BufferClient
 from msagent.user_scripts import build_policy
 
 SAMPLE_WAIT_S = 0.25
@@ -202,19 +212,18 @@ class Learner:
     def _sample(self, n: int) -> list[Any]:
         """Up to ``n`` fragments, or none when the buffer had none in time."""
         try:
-            items = Solver().retrieve("ReplayBufferService", "sample", self.s.table,
-                                      max(n, 1), SAMPLE_WAIT_S)
+            items = BufferClient.sample(self.s.table, max(n, 1), SAMPLE_WAIT_S)
         except RateLimitTimeout:
             return []
         return [item.item for item in items]
 
     def _buffered(self) -> list[Any]:
         """Every fragment in the table now, never waiting."""
-        size = Solver().retrieve("ReplayBufferService", "stats", self.s.table)["size"]
+        size = BufferClient.size(self.s.table)
         if size == 0:
             return []
         try:
-            items = Solver().retrieve("ReplayBufferService", "sample", self.s.table, size, 0.0)
+            items = BufferClient.sample(self.s.table, size, 0.0)
         except RateLimitTimeout:
             return []
         return [item.item for item in items]
@@ -275,8 +284,7 @@ class Learner:
     def _snapshot(self) -> None:
         """Push the current weights to the model pool, keyed at least by the param version."""
         meta = {"updates": self.c.updates, "param_version": self.version}
-        Solver().retrieve("ModelPoolService", "push", self.s.policy_id,
-                          self.ppo.policy.get_weights(), meta, self.version)
+        PoolClient.push(self.s.policy_id, self.ppo.policy.get_weights(), meta, self.version)
         self.c.snapshots += 1
         if self._publisher is not None:
             self._publisher.after_snapshot(self.ppo.policy, self.c.snapshots, self.version)

@@ -9,9 +9,9 @@ from typing import Any
 
 from msagent.policy import PPO
 from msagent.rundir import RunDir
-from msagent.runtime import Solver
 from msagent.services.inference import pull_weights
-from msagent.services.league_client import LEAGUE_SERVICE
+from msagent.services.league import LeagueClient
+from msagent.services.model_pool import PoolClient
 from msagent.vocabulary import ModelKey
 
 log = logging.getLogger("msagent.learner")
@@ -25,11 +25,11 @@ class LeagueHooks:
 
     def after_update(self, updates: int, version: int) -> bool:
         """Follow the league's orders after an update; True when the weights were reset."""
-        order = Solver().retrieve(LEAGUE_SERVICE, "on_update", self.player, updates)
+        order = LeagueClient.on_update(self.player, updates)
         if not order.snapshot:
             return False
         key = self._snapshot(updates, version)
-        order = Solver().retrieve(LEAGUE_SERVICE, "add_snapshot", self.player, key, updates)
+        order = LeagueClient.add_snapshot(self.player, key, updates)
         if order.reset_to is None:
             return False
         self._reset(order.reset_to.key)
@@ -39,7 +39,7 @@ class LeagueHooks:
         """Push the current weights as a frozen snapshot (never pruned by keep_last)."""
         meta: dict[str, Any] = {"updates": updates, "param_version": version, "frozen": True}
         weights = self.ppo.policy.get_weights()
-        key = Solver().retrieve("ModelPoolService", "push", self.player, weights, meta, version)
+        key = PoolClient.push(self.player, weights, meta, version)
         if self.run_dir is not None:  # an in-memory pool forgets it; a resume pushes it back
             self.run_dir.snapshots.save(key, weights)
         log.info("league snapshot %s", key)

@@ -8,11 +8,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from msagent.envs.match_games import play_seating
-from msagent.runtime import Solver, current_instance, register
-from msagent.services.acting import Acting
 from msagent.psro.neural import NetworkTables, tables_from_scripts
+from msagent.runtime import current_instance, register
+from msagent.services.acting import Acting
 from msagent.services.inference import PolicyScripts, pull_weights
-from msagent.services.league_client import LEAGUE_SERVICE
+from msagent.services.league import LeagueClient
 from msagent.services.looping import Looping
 from msagent.user_scripts import build_policy, game_factory
 from msagent.vocabulary import PolicyRef
@@ -64,18 +64,16 @@ class MetaEvaluator(Looping):
         tables = self._tables(seed)
         make = game_factory(sc.env_script, sc.env_params)
         envs = [make() for _ in range(self.s.num_envs)] if tables is None else []
-        league = Solver()
         while not self._stop.is_set():
-            task = league.retrieve(LEAGUE_SERVICE, "next_eval_task")
+            task = LeagueClient.next_eval_task()
             if task is None:
                 self._stop.wait(IDLE_S)
             elif tables is not None:
-                league.retrieve(LEAGUE_SERVICE, "report_eval", task.task,
-                                [tables.entry(task.seats).tolist()], True)
+                LeagueClient.report_eval(task.task, [tables.entry(task.seats).tolist()], True)
             else:
                 seats = [PolicyRef.parse(s) for s in task.seats]
                 returns = play_seating(envs, acting, seats, task.games, seed + 7 * task.task)
-                league.retrieve(LEAGUE_SERVICE, "report_eval", task.task, returns)
+                LeagueClient.report_eval(task.task, returns)
                 self.games += len(returns)
 
     def _tables(self, seed: int) -> NetworkTables | None:

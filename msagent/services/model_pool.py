@@ -8,7 +8,7 @@ from typing import Any
 
 from msagent.model_pool import ModelPool, Snapshot, make_store
 from msagent.model_pool.stores.redis_store import DEFAULT_PREFIX
-from msagent.runtime import register
+from msagent.runtime import call, register
 from msagent.vocabulary import ModelKey, PolicyId, Version
 
 log = logging.getLogger(__name__)
@@ -65,3 +65,23 @@ class ModelPoolService:
     def freeze(self, key: ModelKey) -> None:
         """Protect a snapshot from pruning."""
         self.pool.freeze(key)
+
+
+class PoolClient:
+    """The calls other services make to ``ModelPoolService``, typed."""
+
+    @staticmethod
+    def push(policy_id: PolicyId, weights: dict[str, Any], metadata: dict[str, Any],
+             at_least: Version = 0) -> ModelKey:
+        """Store a snapshot under the policy's next version (at least ``at_least``); its key."""
+        return call(ModelPoolService.push, policy_id, weights, metadata, at_least)
+
+    @staticmethod
+    def pull(key: ModelKey) -> Snapshot:
+        """The snapshot stored under ``key``."""
+        return call(ModelPoolService.pull, key)
+
+    @staticmethod
+    def keys(policy_id: PolicyId | None = None) -> list[ModelKey]:
+        """The stored keys (of one policy, or all)."""
+        return call(ModelPoolService.list, policy_id)

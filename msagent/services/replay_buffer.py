@@ -6,7 +6,7 @@ import dataclasses
 from typing import Any
 
 from msagent.buffer import ReplayBuffer, SampledItem, TableConfig
-from msagent.runtime import register
+from msagent.runtime import call, register
 
 
 class ReplayBufferService:
@@ -50,3 +50,27 @@ class ReplayBufferService:
     def stats(self, table: str) -> dict[str, Any]:
         """Counters of one table, as a plain dict."""
         return {"size": self.buffer.size(table), **dataclasses.asdict(self.buffer.stats(table))}
+
+
+class BufferClient:
+    """The calls other services make to ``ReplayBufferService``, typed."""
+
+    @staticmethod
+    def insert(table: str, items: list[Any]) -> None:
+        """Add items to a table (waiting while its rate limiter says the table is full)."""
+        call(ReplayBufferService.insert, table, items)
+
+    @staticmethod
+    def await_room(table: str, limit: int, timeout_s: float) -> bool:
+        """Whether the table holds fewer than ``limit`` items within ``timeout_s``."""
+        return call(ReplayBufferService.await_room, table, limit, timeout_s)
+
+    @staticmethod
+    def sample(table: str, n: int, timeout_s: float | None = None) -> list[SampledItem]:
+        """Up to ``n`` items of a table (RateLimitTimeout if none came within ``timeout_s``)."""
+        return call(ReplayBufferService.sample, table, n, timeout_s)
+
+    @staticmethod
+    def size(table: str) -> int:
+        """Items the table holds now."""
+        return call(ReplayBufferService.stats, table)["size"]

@@ -10,14 +10,14 @@ import threading
 from collections.abc import Callable
 
 from msagent.policy.averaging import mean_weights
-from msagent.runtime import Solver
 from msagent.services.inference import pull_weights
+from msagent.services.model_pool import PoolClient
 from msagent.vocabulary import ModelKey, Weights
 
 
 def pool_keys(player: str) -> list[ModelKey]:
     """The model pool's keys of ``player`` (its league snapshots)."""
-    return Solver().retrieve("ModelPoolService", "list", player)
+    return PoolClient.keys(player)
 
 
 class SnapshotAverage:

@@ -17,11 +17,12 @@ from typing import Any
 import numpy as np
 
 from msagent.experience.fragments import EpisodePlayback, RecordPool, check_actions_fit
-from msagent.runtime import Solver, current_instance, register
+from msagent.runtime import current_instance, register
 from msagent.services.env_worker import worker_seed
 from msagent.services.inference import PolicyScripts
 from msagent.services.looping import Looping
 from msagent.services.params import PolicyFollower
+from msagent.services.replay_buffer import BufferClient
 from msagent.user_scripts import build_policy
 from msagent.vocabulary import ModelKey
 
@@ -104,7 +105,7 @@ class StoreReader(Looping):
         version = self.follower.version
         fragments = self.playback.fragments(self.pool, self._values,
                                              ModelKey(self.s.policy_id, version))
-        Solver().retrieve("ReplayBufferService", "insert", self.s.table, fragments)
+        BufferClient.insert(self.s.table, fragments)
         with self._lock:
             self._first_step = self._first_step or time.time()
             self._steps += sum(len(f) for f in fragments)

@@ -17,7 +17,7 @@ from msagent.rundir.directory import SPILL_NAME
 from msagent.runtime import state
 from msagent.telemetry import DROPPED, Metrics, ProgressDisplay, ScalarWriter, log_to_file
 from msagent.telemetry.stopping import stop_reason
-from msagent.services.inference import mean_batch_size
+from msagent.services.inference import InferenceServer, mean_batch_size
 from msagent.train.resume import ResumePlan, plan_resume
 from msagent.train.signals import STOP_FILE_REASON, StopFile, StopSignals
 from msagent.train.feed_watch import FeedWatch
@@ -130,7 +130,7 @@ class Driver:
         per_feeder = cfg.data.streams if cfg.data.source == "store" else sv.env_worker.num_envs
         self.supervisor = Supervisor(services, SupervisorSettings(per_feeder, {
             services.workers.name: sv.env_worker.max_restarts,
-            "InferenceServer": sv.inference.max_restarts}))
+            InferenceServer.__name__: sv.inference.max_restarts}))
         self.writer = ScalarWriter(run_dir.tensorboard_dir if run_dir and cfg.logging.tensorboard
                                    else None)
         self._next_checkpoint = self._checkpoint_due()

@@ -15,7 +15,7 @@ from msagent.rundir import RunDir
 from msagent.runtime import ServiceHandle, launch
 from msagent.services.env_worker import EnvWorker, LeagueSeats, WorkerSettings
 from msagent.services.evaluator import Evaluator, EvaluatorSettings
-from msagent.services.inference import configured
+from msagent.services.inference import InferenceServer, configured
 from msagent.services.learner import Learner, LearnerSettings
 from msagent.services.league import LeagueService
 from msagent.services.league_client import home_players
@@ -75,7 +75,7 @@ def connect_league(cfg: TrainConfig, run: wiring.RunInfo) -> wiring.Services:
         central = sv.inference.mode == "central"
         per_server = -(-sv.env_worker.num // max(sv.inference.num, 1))
         inference = start(configured(sv.inference.batch or per_server, sv.inference.max_wait_ms),
-                          num=sv.inference.num, name="InferenceServer",
+                          num=sv.inference.num, name=InferenceServer.__name__,
                           resources=gpu_resources(sv.inference, gpus),
                           args=(scripts, sv.inference.cache_size, sv.inference.device)) \
             if central else None

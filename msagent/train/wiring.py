@@ -18,7 +18,7 @@ from msagent.train.supported import check_supported
 from msagent.rundir.directory import SPILL_NAME
 from msagent.runtime import ServiceHandle, launch
 from msagent.services.env_worker import EnvWorker, WorkerSettings
-from msagent.services.inference import PolicyScripts, configured
+from msagent.services.inference import InferenceServer, PolicyScripts, configured
 from msagent.services.learner import Learner, LearnerSettings
 from msagent.services.learner_publish import PublishSettings
 from msagent.services.model_pool import ModelPoolService
@@ -129,7 +129,7 @@ def connect_services(cfg: TrainConfig, run: RunInfo) -> Services:
         central = sv.inference.mode == "central" and playing
         per_server = -(-sv.env_worker.num // max(sv.inference.num, 1))  # ceil
         inference = start(configured(sv.inference.batch or per_server, sv.inference.max_wait_ms),
-                          num=sv.inference.num, name="InferenceServer",
+                          num=sv.inference.num, name=InferenceServer.__name__,
                           resources=gpu_resources(sv.inference, gpus),
                           args=(scripts, sv.inference.cache_size, sv.inference.device)) \
             if central else None
