@@ -2,7 +2,8 @@
 # Set up (if needed) and run the main job: a short AlphaStar-style league (main agent, main
 # exploiter, league exploiter) on PettingZoo's tic-tac-toe over msagent's services on the
 # embedded Ray, with live progress; it ends with the Elo ladder, the lineage, the payoff
-# heatmap's path and the main agent's win rates against a random and a one-step-lookahead bot.
+# heatmap's path, the main agent's win/draw/loss against a random, a one-step-lookahead and a
+# perfect bot from each seat, and its share of losing moves judged by a minimax.
 # Extra arguments go to `msagent train` (e.g. --mode local, --set run.stop.time_s=60).
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -11,4 +11,4 @@ bash scripts/setup.sh
 bash scripts/setup_chromium.sh || echo "[test] warning: no chromium; the dashboard's browser tests will skip"
 . .venv/bin/activate
 export RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER=0   # Ray stays on 127.0.0.1
-python -m pytest tests -q -p no:cacheprovider "$@"
+python -m pytest tests -q -p no:cacheprovider --durations=20 "$@"

@@ -31,4 +31,5 @@ def test_each_league_player_updates_on_the_configured_batch(
 def test_by_default_a_league_player_updates_on_its_env_slots(
         inline_only: str, tmp_path: Path) -> None:
     batches, fixed = learner_batches(league_config(tmp_path, "local"))
-    assert batches == {p: 4 for p in PLAYERS} and not fixed  # 12 games, 3 players
+    # 12 games: the example's main is home in 10 of every 12 slots (env_share = 10)
+    assert batches == {"main": 10, "main_exploiter": 1, "league_exploiter": 1} and not fixed
