@@ -74,6 +74,7 @@ def train(
         plan, run_dir = prepare(cfg, resume, result_json, out)
         out.print(Text(f"run directory: {run_dir.path}", style="bold"))
         result = run(cfg, run_dir, plan)
+        _add_final_evaluation(cfg, run_dir, result, out)
     except KeyboardInterrupt:
         _fail("interrupted", INTERRUPTED_EXIT)
     except Exception as exc:  # every failure: one line here, the traceback in train.log
@@ -87,6 +88,22 @@ def train(
         from msagent.train.signals import EXIT_CODES
 
         raise typer.Exit(EXIT_CODES.get(result["signal"], INTERRUPTED_EXIT))
+
+
+def _add_final_evaluation(cfg: Any, run_dir: Any, result: dict, out: Console) -> None:
+    """The saved player's games against the evaluator's opponents, into the league result."""
+    from msagent.train.final_evaluation import final_evaluation
+
+    if cfg.services.evaluator.final_games > 0 and result.get("league"):
+        out.print(f"final evaluation: {cfg.services.evaluator.final_games} games against each "
+                  "opponent ...")
+        try:
+            final = final_evaluation(cfg, run_dir, result)
+        except Exception as exc:  # the run and its checkpoint are done: say so, never fail it
+            out.print(f"final evaluation failed: {type(exc).__name__}: {exc}")
+            return
+        if final:
+            result["league"]["final_eval"] = final
 
 
 @app.command()

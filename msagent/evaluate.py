@@ -123,6 +123,16 @@ def evaluate_run(run_dir: str | Path, player: str = SINGLE_POLICY, *, opponent: 
                       deterministic, wdl(records, 0))
 
 
+def saved_policy(run_dir: str | Path, player: str) -> tuple[Any, int]:
+    """``player``'s policy as the run's newest readable checkpoint holds it, and that step."""
+    path, cfg = _open(run_dir)
+    found = _checkpoint(path, cfg)
+    policy = _builder(str(cfg.scripts.env), str(cfg.scripts.agent), dict(cfg.env))(0)
+    policy.set_weights(_weights(found, player))
+    policy.invalidate_cache()
+    return policy, found.step
+
+
 def league_state(run_dir: str | Path) -> tuple[int, dict[str, Any]]:
     """``(step, League.state_dict())`` of the run's newest readable league checkpoint.
 

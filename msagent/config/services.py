@@ -281,6 +281,9 @@ class EvaluatorSection(_Service):
             the evaluator counts the share of positions in which the player's most likely
             move throws value away, per seat ("": none).
         judge_every_s: Least time between two such exams (each when the version moved).
+        final_games: After a league run ends (not interrupted), play the player's saved
+            weights this many games against each opponent, the player moving one seat each
+            game, and report them per seat at the end (0: none).
     """
 
     num: int = Field(1, ge=0)
@@ -294,6 +297,7 @@ class EvaluatorSection(_Service):
     nash_conv_max_histories: int = Field(500_000, ge=1, le=2_000_000)
     judge: str = ""
     judge_every_s: float = Field(30.0, gt=0)
+    final_games: int = Field(0, ge=0)
 
 
 class LeagueServiceSection(Section):

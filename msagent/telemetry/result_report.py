@@ -16,7 +16,8 @@ def print_result(out: Console, result: dict) -> None:
     shown = {k: v for k, v in result.items() if k != "league"}
     if league:
         shown["league"] = {k: v for k, v in league.items()
-                           if k not in ("ladder", "lineage", "eval", "nash_conv", "evaluated", "judged")}
+                           if k not in ("ladder", "lineage", "eval", "nash_conv", "evaluated", "judged",
+                                         "final_eval")}
     out.print(Text("result:", style="bold green"), Pretty(shown))
     if league:
         out.print(Text(league.get("ladder", "")))
@@ -30,6 +31,7 @@ def print_result(out: Console, result: dict) -> None:
                       f"{row['games']} games")
         _print_nash_convs(out, league.get("nash_conv", []))
         _print_judged(out, league.get("judged", []))
+        _print_final(out, league.get("final_eval") or {})
         if league.get("heatmap"):
             out.print(Text(f"payoff heatmap: {league['heatmap']}", style="bold"))
 
@@ -59,3 +61,17 @@ def _print_judged(out: Console, exams: list[dict]) -> None:
 def _share(exam: dict) -> float:
     """Losing moves per position."""
     return exam["losing"] / max(exam["positions"], 1)
+
+
+def _print_final(out: Console, final: dict) -> None:
+    """The saved weights' games against each opponent from each seat, and their exam."""
+    exam = final.get("judged")
+    if exam:
+        for seat, found in sorted(exam["seats"].items(), key=lambda kv: int(kv[0])):
+            out.print(f"{exam['player']} as saved (checkpoint {exam['version']}) plays a losing "
+                      f"move from seat {seat} in {_share(found):.1%} of "
+                      f"{found['positions']:,} positions")
+    for row in final.get("games", []):
+        out.print(f"{row['player']} as saved (checkpoint {row['step']}) vs {row['opponent']} from "
+                  f"seat {row['seat']}: win {row['win_rate']:.1%}, draw {row['draw_rate']:.1%}, "
+                  f"loss {row['loss_rate']:.1%} over {row['games']} games")

@@ -10,11 +10,12 @@ from pathlib import Path
 
 import pytest
 
-from msagent.config import TrainConfig, load_config
+from msagent.config import TrainConfig, dump_config, load_config
 from msagent.model_pool.stores.spilling import SPILL_SUFFIX
 from msagent.rundir import RunDir
 from msagent.rundir.directory import SPILL_NAME
 from msagent.services.learner_state import LEAGUE_REQUIRED_KEYS
+from msagent.train.final_evaluation import final_evaluation
 from msagent.train.resume import plan_resume
 from msagent.train.signals import STOP_FILE_REASON
 from tests.train.helpers import feed_state, train_until
@@ -61,6 +62,17 @@ def test_a_seeded_league_grows_and_its_main_agent_beats_the_random_bot(
     first, last = ([e["seats"][s]["losing"] for s in (0, 1)] for e in (exams[0], exams[-1]))
     assert [exams[-1]["seats"][s]["positions"] for s in (0, 1)] == [2423, 2097]
     assert sum(last) < 0.8 * sum(first), (first, last)
+    # after the run, the saved main against the evaluator's opponent from each seat
+    run_dir.write_config(dump_config(cfg))  # as `msagent train` does
+    final = final_evaluation(cfg.model_copy(update={"services": cfg.services.model_copy(
+        update={"evaluator": cfg.services.evaluator.model_copy(update={"final_games": 40})})}),
+        run_dir, result)
+    rows = final["games"]
+    assert [(r["opponent"], r["seat"], r["games"]) for r in rows] == [
+        ("bot:random", 0, 20), ("bot:random", 1, 20)], rows
+    assert sum(r["win_rate"] for r in rows) / 2 >= 0.6, rows  # random vs random: 0.44
+    saved = final["judged"]["seats"]  # the judge's exam of the saved weights, too
+    assert sum(saved[s]["losing"] for s in (0, 1)) < 0.8 * sum(first), (saved, first)
 
 
 @pytest.mark.slow

@@ -144,9 +144,16 @@ def test_the_judge_s_exams_reach_the_view_the_scalars_the_result_and_the_console
     assert "losing/seat0=0.050 losing/seat1=0.050" in line({"league": shown})
     result = view.result({}, None)
     assert result["league"]["judged"] == [exam(2, (100, 60)), exam(9, (10, 5))]
+    result["league"]["final_eval"] = {
+        "games": [{"player": "main", "opponent": "bot:perfect", "seat": 1, "games": 50,
+                   "step": 12, "win_rate": 0.0, "draw_rate": 0.98, "loss_rate": 0.02}],
+        "judged": {**exam(12, (7, 3)), "judge": "/x/perfect_bot.py"}}
     out = Console(record=True, width=200)
     print_result(out, result)
     text = out.export_text()
+    assert ("main as saved (checkpoint 12) vs bot:perfect from seat 1: win 0.0%, draw 98.0%, "
+            "loss 2.0% over 50 games") in text
+    assert "main as saved (checkpoint 12) plays a losing move from seat 1 in 3.0% of 100" in text
     assert ("main from seat 1 plays a losing move in 5.0% of 100 positions at version 9 "
             "(first exam 60.0% at version 2; judge perfect_bot.py)") in text
     assert "'judged'" not in text  # the exams are told in words, not dumped

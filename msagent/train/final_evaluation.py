@@ -1,0 +1,45 @@
+"""After a league run: its saved weights played against the evaluator's opponents, so the end
+report says how strong the agent the run leaves behind is (the evaluator's own rows are over
+its last games, played by the versions of the last minutes)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from msagent.config import TrainConfig
+from msagent.rundir import RunDir
+from msagent.train.league_wiring import evaluated_player
+
+
+def final_evaluation(cfg: TrainConfig, run_dir: RunDir | None,
+                     result: dict[str, Any]) -> dict[str, Any]:
+    """The saved player, after the run: ``{"games": rows, "judged": exam or None}``. Rows:
+    per opponent and seat, ``services.evaluator.final_games`` games each (the player moving
+    one seat each game); the exam: the judge's losing moves per seat, when there is a judge.
+    Empty for an interrupted or failed run, a run with no league or no games asked for."""
+    ev = cfg.services.evaluator
+    if ev.final_games <= 0 or run_dir is None or cfg.league is None or result.get("signal"):
+        return {}
+    from msagent.evaluate import evaluate_run, saved_policy  # torch and the game when asked
+
+    player = evaluated_player(cfg)
+    rows = []
+    for opponent in list(ev.opponents) or [f"bot:{b}" for b in cfg.league.bots]:
+        done = evaluate_run(run_dir.path, player, opponent=opponent, games=ev.final_games,
+                            seed=cfg.run.seed)
+        rows += [{"player": player, "opponent": opponent, "seat": seat, "games": tally.games,
+                  "step": done.step, "win_rate": tally.win_rate, "draw_rate": tally.draw_rate,
+                  "loss_rate": tally.loss_rate} for seat, tally in enumerate(done.result.by_seat)]
+    return {"games": rows, "judged": _judged(cfg, run_dir, player, saved_policy)}
+
+
+def _judged(cfg: TrainConfig, run_dir: RunDir, player: str, saved_policy: Any) -> Any:
+    """The judge's exam of the saved player (None without a judge)."""
+    judge = cfg.services.evaluator.judge
+    if not judge:
+        return None
+    from msagent.envs.judge import examine, load_exams
+
+    policy, step = saved_policy(run_dir.path, player)
+    return {"player": player, "version": step, "judge": judge, "time": 0.0,
+            "seats": examine(policy, load_exams(judge))}
