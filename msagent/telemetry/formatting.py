@@ -45,7 +45,7 @@ def league_rows(view: dict[str, Any] | None) -> list[tuple[str, str]]:
         out.append((f"NashConv {player}", f"{_number(m['nash_conv'])} (version {m['version']})"))
     judged = view.get("judged") or {}
     for seat, exam in judged.get("seats", {}).items():
-        out.append((f"losing moves seat {seat}", f"{exam['losing'] / max(exam['positions'], 1):.1%}"
+        out.append((f"losing moves seat {seat}", f"{losing_share(exam):.1%}"
                                                  f" (version {judged['version']})"))
     return out
 
@@ -73,7 +73,7 @@ def line(snapshot: dict[str, Any]) -> str:
         parts += [f"nash_conv/{player}={m['nash_conv']:.4f}"
                   for player, m in view.get("nash_conv", {}).items()]
         judged = view.get("judged") or {}
-        parts += [f"losing/seat{seat}={e['losing'] / max(e['positions'], 1):.3f}"
+        parts += [f"losing/seat{seat}={losing_share(e):.3f}"
                   for seat, e in judged.get("seats", {}).items()]
     return " ".join(parts + ([losses] if losses else []))
 
@@ -96,3 +96,9 @@ def _number(value: Any) -> str:
     if isinstance(value, int):
         return str(value)
     return f"{value:.4g}"
+
+
+def losing_share(exam: dict[str, int]) -> float:
+    """The share of a seat's positions in which the judged move loses value (a seat's entry
+    of ``msagent.envs.judge.examine``)."""
+    return exam["losing"] / max(exam["positions"], 1)

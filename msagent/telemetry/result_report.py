@@ -9,6 +9,8 @@ from rich.console import Console
 from rich.pretty import Pretty
 from rich.text import Text
 
+from msagent.telemetry.formatting import losing_share
+
 
 def print_result(out: Console, result: dict) -> None:
     """Print the result's figures; a league's ladder, lineage and evaluation as tables and text."""
@@ -53,14 +55,9 @@ def _print_judged(out: Console, exams: list[dict]) -> None:
         for seat, exam in sorted(last["seats"].items(), key=lambda kv: int(kv[0])):
             was = first["seats"].get(seat) or first["seats"].get(int(seat)) or exam
             out.print(f"{last['player']} from seat {seat} plays a losing move in "
-                      f"{_share(exam):.1%} of {exam['positions']:,} positions at version "
-                      f"{last['version']} (first exam {_share(was):.1%} at version "
+                      f"{losing_share(exam):.1%} of {exam['positions']:,} positions at version "
+                      f"{last['version']} (first exam {losing_share(was):.1%} at version "
                       f"{first['version']}; judge {Path(last['judge']).name})")
-
-
-def _share(exam: dict) -> float:
-    """Losing moves per position."""
-    return exam["losing"] / max(exam["positions"], 1)
 
 
 def _print_final(out: Console, final: dict) -> None:
@@ -69,7 +66,7 @@ def _print_final(out: Console, final: dict) -> None:
     if exam:
         for seat, found in sorted(exam["seats"].items(), key=lambda kv: int(kv[0])):
             out.print(f"{exam['player']} as saved (checkpoint {exam['version']}) plays a losing "
-                      f"move from seat {seat} in {_share(found):.1%} of "
+                      f"move from seat {seat} in {losing_share(found):.1%} of "
                       f"{found['positions']:,} positions")
     for row in final.get("games", []):
         out.print(f"{row['player']} as saved (checkpoint {row['step']}) vs {row['opponent']} from "

@@ -20,7 +20,7 @@ def final_evaluation(cfg: TrainConfig, run_dir: RunDir | None,
     ev = cfg.services.evaluator
     if ev.final_games <= 0 or run_dir is None or cfg.league is None or result.get("signal"):
         return {}
-    from msagent.evaluate import evaluate_run, saved_policy  # torch and the game when asked
+    from msagent.evaluate import evaluate_run  # torch and the game only when asked for
 
     player = evaluated_player(cfg)
     rows = []
@@ -30,15 +30,16 @@ def final_evaluation(cfg: TrainConfig, run_dir: RunDir | None,
         rows += [{"player": player, "opponent": opponent, "seat": seat, "games": tally.games,
                   "step": done.step, "win_rate": tally.win_rate, "draw_rate": tally.draw_rate,
                   "loss_rate": tally.loss_rate} for seat, tally in enumerate(done.result.by_seat)]
-    return {"games": rows, "judged": _judged(cfg, run_dir, player, saved_policy)}
+    return {"games": rows, "judged": _judged(cfg, run_dir, player)}
 
 
-def _judged(cfg: TrainConfig, run_dir: RunDir, player: str, saved_policy: Any) -> Any:
+def _judged(cfg: TrainConfig, run_dir: RunDir, player: str) -> dict[str, Any] | None:
     """The judge's exam of the saved player (None without a judge)."""
     judge = cfg.services.evaluator.judge
     if not judge:
         return None
     from msagent.envs.judge import examine, load_exams
+    from msagent.evaluate import saved_policy
 
     policy, step = saved_policy(run_dir.path, player)
     return {"player": player, "version": step, "judge": judge, "time": 0.0,

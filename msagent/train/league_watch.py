@@ -13,6 +13,7 @@ from msagent.league.report import ladder_text, lineage_text, save_heatmap
 from msagent.rundir import RunDir
 from msagent.services.learner_state import save_league_checkpoint
 from msagent.telemetry.evaluation import EvalBoard
+from msagent.telemetry.formatting import losing_share
 from msagent.train.league_wiring import evaluated_player
 from msagent.train.wiring import Services
 
@@ -145,11 +146,6 @@ def league_scalars(view: dict[str, Any] | None) -> list[tuple[str, float]]:
     out += [(f"league/losing_moves/seat{seat}", losing_share(exam))
             for seat, exam in judged.get("seats", {}).items()]
     return out
-
-
-def losing_share(exam: dict[str, int]) -> float:
-    """The share of a seat's positions in which the judged move loses value."""
-    return exam["losing"] / max(exam["positions"], 1)
 
 
 def latest_nash_convs(measures: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
