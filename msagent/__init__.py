@@ -12,8 +12,7 @@ from msagent.runtime import (
     shutdown,
     subscribe,
 )
-
-__version__ = "0.1.0"
+from msagent.version import __version__ as __version__
 
 __all__ = [
     "Resources", "ServiceHandle", "Solver", "Subscriber", "init", "launch", "publish",

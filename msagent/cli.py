@@ -242,10 +242,11 @@ def ingest(
 ) -> None:
     """Move uploaded episodes from the gateway's Redis stream into the experience store, until
     Ctrl-C or SIGTERM (both write what is buffered first)."""
+    from msagent.config.gateway import load_gateway_config
     from msagent.experience.ingest_cli import run_ingest
 
     try:
-        run_ingest(config, redis_url)
+        run_ingest(load_gateway_config(config), redis_url, str(config))
     except UserError as exc:
         _fail(str(exc), USER_ERROR_EXIT)
 
@@ -279,8 +280,7 @@ def export(
 ) -> None:
     """Write a run's policy (or a PSRO run's meta-strategy mixture) as a tabular policy file
     with its NashConv (openspiel), or a run's policy as ONNX for game clients (onnx)."""
-    from msagent.exporting.tabular_export import is_psro_run
-    from msagent.psro.checkpoint import export_mixture
+    from msagent.exporting.tabular_export import export_mixture, is_psro_run
     from msagent.rundir import RunDir
 
     if format_ is ExportFormat.onnx:

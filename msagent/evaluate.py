@@ -24,6 +24,7 @@ from msagent.envs.bots import RandomBot
 from msagent.envs.play import SeatActor, WinDrawLoss, play_games, wdl, wilson_interval
 from msagent.errors import MsagentError, UserError
 from msagent.rundir import CONFIG_NAME, Checkpoint, RunDir
+from msagent.rundir.learner_layout import LEAGUE_REQUIRED_KEYS, REQUIRED_KEYS, checkpoint_policy
 from msagent.vocabulary import BOT, BUILTIN_RANDOM, PLAYER, SNAPSHOT, PolicyRef
 
 SINGLE_POLICY = "main"
@@ -139,8 +140,6 @@ def league_state(run_dir: str | Path) -> tuple[int, dict[str, Any]]:
     Raises:
         UserError: the run directory is missing, or holds no readable league checkpoint.
     """
-    from msagent.services.learner_state import LEAGUE_REQUIRED_KEYS
-
     path = _run_path(run_dir)
     run = RunDir(path)
     _refuse_exact_psro(run)
@@ -206,8 +205,6 @@ def _open(run_dir: str | Path) -> tuple[Path, Any]:
 
 def _checkpoint(path: Path, cfg: Any) -> Checkpoint:
     """The newest checkpoint that reads back with the keys of the run's kind."""
-    from msagent.services.learner_state import LEAGUE_REQUIRED_KEYS, REQUIRED_KEYS
-
     run = RunDir(path)
     _refuse_exact_psro(run)
     steps = run.checkpoint_steps()
@@ -234,8 +231,6 @@ def _players(found: Checkpoint) -> list[str]:
 
 def _weights(found: Checkpoint, player: str) -> dict[str, Any]:
     """``player``'s policy weights in the checkpoint."""
-    from msagent.services.learner_state import checkpoint_policy
-
     return checkpoint_policy(found, player)
 
 

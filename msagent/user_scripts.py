@@ -9,50 +9,20 @@ process, so no user code is pickled between processes.
 from __future__ import annotations
 
 import functools
-import hashlib
-import importlib.util
 import inspect
-import sys
 from collections.abc import Callable
-from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 from msagent.envs.adapters.gymnasium import masked_dict
-from msagent.errors import ConfigError, ScriptError
+from msagent.errors import ScriptError
 from msagent.policy import Policy
+from msagent.script_loader import load_script, script_function
+
+__all__ = ["ENV_ATTRIBUTES", "build_policy", "check_env", "check_policy", "env_factory",
+           "game_action_space", "game_factory", "load_script", "script_function"]
 
 ENV_ATTRIBUTES = ("observation_space", "action_space", "reset", "step")
 """What msagent uses of the object ``make_env`` returns."""
-
-
-@functools.lru_cache(maxsize=None)
-def load_script(path: str) -> ModuleType:
-    """Import a user script by path once per process (a unique module name per path)."""
-    file = Path(path)
-    if not file.is_file():
-        raise ConfigError(f"user script {path!r} does not exist")
-    name = f"msagent_user_{file.stem}_{hashlib.sha1(str(file.resolve()).encode()).hexdigest()[:8]}"
-    spec = importlib.util.spec_from_file_location(name, file)
-    if spec is None or spec.loader is None:
-        raise ConfigError(f"user script {path!r} cannot be imported as Python")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-def script_function(path: str, name: str) -> Callable[..., Any]:
-    """The function ``name`` of a user script, or a clear error saying what is missing.
-
-    Raises:
-        ScriptError: the script defines no callable ``name``.
-    """
-    func = getattr(load_script(path), name, None)
-    if not callable(func):
-        raise ScriptError(f"user script {path!r} must define a function {name}(); "
-                          "see the README section 'Your environment and your agent'")
-    return func
 
 
 def env_factory(env_script: str, env_params: dict[str, Any]) -> Callable[[], Any]:

@@ -26,8 +26,8 @@ from fastapi.responses import FileResponse, HTMLResponse, Response
 from starlette.middleware.trustedhost import TrustedHostMiddleware
 
 from msagent.dashboard.assets import plotly_js
+from msagent.dashboard.hosts import LOOPBACK_HOSTS
 from msagent.dashboard.reader import find_runs, read_marker, read_run, stamp
-from msagent.dashboard.serve import LOOPBACK_HOSTS
 from msagent.dashboard.views import run_view
 from msagent.rundir.feed import plain
 

@@ -3,16 +3,15 @@ and the URL printed is the real one)."""
 
 from __future__ import annotations
 
-import ipaddress
 import socket
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
+from msagent.dashboard.hosts import LOOPBACK_HOSTS, WILDCARDS, allowed_hosts, is_loopback
+
 DEFAULT_PORT = 8420
-WILDCARDS = ("", "0.0.0.0", "::")
-"""Bind addresses meaning every interface (no ``Host`` name of their own)."""
-LOOPBACK_HOSTS = ("localhost", "127.0.0.1", "[::1]")
-"""``Host`` names (without port) every dashboard answers: this machine's own."""
+__all__ = ["DEFAULT_PORT", "LOOPBACK_HOSTS", "WILDCARDS", "BackgroundServer", "allowed_hosts",
+           "bind", "is_loopback", "serve"]
 
 
 def bind(host: str, port: int) -> socket.socket:
@@ -20,29 +19,6 @@ def bind(host: str, port: int) -> socket.socket:
     from msagent.gateway.serve import listening_socket
 
     return listening_socket(host, port)
-
-
-def is_loopback(host: str) -> bool:
-    """Whether ``host`` is reachable only from this machine."""
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
-
-
-def allowed_hosts(host: str, allow: Iterable[str] = ()) -> list[str]:
-    """The ``Host`` names a dashboard bound to ``host`` answers: loopback names, ``host``
-    itself unless it is a wildcard, and ``allow`` (names without port)."""
-    names = [*LOOPBACK_HOSTS, *([] if host in WILDCARDS else [host]), *allow]
-    return list(dict.fromkeys(_host_name(n) for n in names))
-
-
-def _host_name(name: str) -> str:
-    """A name as a ``Host`` header carries it: lower case, IPv6 addresses in brackets."""
-    name = name.strip().lower()
-    return f"[{name}]" if ":" in name and not name.startswith("[") else name
 
 
 def serve(root: Path, host: str, port: int, say: Callable[[str], None] = print,

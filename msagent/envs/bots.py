@@ -15,7 +15,7 @@ import numpy as np
 
 from msagent.envs.adapters.base import multi_nvec
 from msagent.errors import IllegalActionError, ScriptError
-from msagent.user_scripts import load_script
+from msagent.script_loader import load_script
 from msagent.vocabulary import BUILTIN_RANDOM
 
 

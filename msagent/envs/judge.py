@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from msagent.errors import ScriptError
-from msagent.user_scripts import load_script
+from msagent.script_loader import load_script
 
 TOLERANCE = 1e-9
 """Values closer than this to the best count as the best (float solvers)."""

@@ -13,23 +13,25 @@ import sys
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
-from pathlib import Path
+from typing import TYPE_CHECKING
 
-from msagent.config.gateway import GatewayConfig, load_gateway_config
 from msagent.errors import ConfigError
 from msagent.experience.ingest import Ingestor
 from msagent.experience.store import ExperienceStore
 from msagent.experience.stream_keys import StreamKeys
+
+if TYPE_CHECKING:  # the caller loads it: the config package sits above this one
+    from msagent.config.gateway import GatewayConfig
 
 INGEST_REDIS_ENV = "MSAGENT_REDIS_URL"
 """The environment variable ``msagent ingest`` reads its Redis URL from (the command line's
 ``envvar``; ``msagent serve`` sets it for its consumer)."""
 
 
-def run_ingest(config: Path, redis_url: str | None) -> None:
-    """Consume the config's stream into its store until a stop signal."""
-    cfg = load_gateway_config(config)
-    ingestor = build_ingestor(cfg, redis_url or cfg.gateway.redis_url, str(config))
+def run_ingest(cfg: GatewayConfig, redis_url: str | None, where: str) -> None:
+    """Consume the config's stream into its store until a stop signal (``where``: the
+    config's file, named in errors)."""
+    ingestor = build_ingestor(cfg, redis_url or cfg.gateway.redis_url, where)
     if not logging.getLogger().handlers:
         logging.basicConfig(level=logging.INFO, stream=sys.stderr,
                             format="%(asctime)s %(levelname)s %(message)s")

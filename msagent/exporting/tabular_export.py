@@ -7,8 +7,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from msagent.errors import UserError
+from msagent.errors import ConfigError, UserError
+
+if TYPE_CHECKING:
+    from msagent.rundir import RunDir
 
 
 @dataclass(frozen=True)
@@ -54,3 +58,39 @@ def export_policy_table(run_dir: str | Path, policy_id: str, out: Path,
     path = write_policy(out, str(probe.game), probe.tree, profile)
     return TableExport(path, probe.nash_conv(profile), source["checkpoint_step"],
                        probe.infostates)
+
+
+def export_mixture(run_dir: RunDir, out: Path) -> tuple[Path, float, int]:
+    """Write a PSRO run's newest meta-strategy mixture as a tabular policy file (an RL
+    oracle's from its league checkpoint, else the exact oracle's).
+
+    Returns:
+        The file, the mixture's NashConv, and the PSRO iteration it is from.
+    """
+    from msagent.psro.checkpoint import export_exact_mixture, newest_checkpoint
+
+    found = newest_checkpoint(run_dir)
+    if found is not None and "psro" in found.state.get("league", {}):
+        return export_network_mixture(run_dir, found.state["league"]["psro"], out)
+    return export_exact_mixture(run_dir, out)
+
+
+def export_network_mixture(run_dir: RunDir, data: dict, out: Path) -> tuple[Path, float, int]:
+    """The RL oracle's mixture: the members' networks (``RUN_DIR/snapshots``) as tables."""
+    from msagent.config import load_config
+    from msagent.psro import exact
+    from msagent.psro.neural import tables_from_scripts
+    from msagent.psro.state import PSROState
+    from msagent.psro.tabular_io import write_policy
+    from msagent.vocabulary import PolicyRef
+
+    cfg = load_config(run_dir.config_path)
+    tables = tables_from_scripts(cfg.scripts.env, cfg.scripts.agent, cfg.env, cfg.run.seed,
+                                 lambda m: run_dir.snapshots.load(PolicyRef.parse(m).key),
+                                 cfg.league.psro.member_play == "greedy")
+    if isinstance(tables, str):
+        raise ConfigError(f"cannot export {run_dir.path} as a tabular policy: {tables}")
+    state = PSROState.from_json(data["state"])
+    profile = tables.mixture(*state.seat_mixture())
+    path = write_policy(out, str(tables.game), tables.tree, profile)
+    return path, exact.nash_conv(tables.tree, profile), state.iteration

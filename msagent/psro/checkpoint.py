@@ -1,5 +1,6 @@
-"""PSRO checkpoints: members' tabular policies as safetensors, the state as JSON; the mixture
-exported from the newest one."""
+"""PSRO checkpoints: members' tabular policies as safetensors, the state as JSON; the exact
+oracle's mixture exported from the newest one (``exporting.tabular_export.export_mixture``
+also exports an RL oracle's, which needs the run's config)."""
 
 from __future__ import annotations
 
@@ -39,15 +40,12 @@ def load_psro_checkpoint(run_dir: RunDir) -> Checkpoint:
     return found
 
 
-def export_mixture(run_dir: RunDir, out: Path) -> tuple[Path, float, int]:
-    """Write the newest checkpoint's meta-strategy mixture as a tabular policy file.
+def export_exact_mixture(run_dir: RunDir, out: Path) -> tuple[Path, float, int]:
+    """Write the exact oracle's newest meta-strategy mixture as a tabular policy file.
 
     Returns:
         The file, the mixture's NashConv, and the PSRO iteration it is from.
     """
-    found = newest_checkpoint(run_dir)
-    if found is not None and "psro" in found.state.get("league", {}):
-        return export_network_mixture(run_dir, found.state["league"]["psro"], out)
     found = load_psro_checkpoint(run_dir)
     tree = build_tree(found.state["game"])
     members = TabularMembers(tree)
@@ -66,21 +64,3 @@ def newest_checkpoint(run_dir: RunDir) -> Checkpoint | None:
         except Exception:  # unreadable: skipped, as CheckpointStore.latest does
             continue
     return None
-
-
-def export_network_mixture(run_dir: RunDir, data: dict, out: Path) -> tuple[Path, float, int]:
-    """The RL oracle's mixture: the members' networks (``RUN_DIR/snapshots``) as tables."""
-    from msagent.config import load_config
-    from msagent.psro.neural import tables_from_scripts
-    from msagent.vocabulary import PolicyRef
-
-    cfg = load_config(run_dir.config_path)
-    tables = tables_from_scripts(cfg.scripts.env, cfg.scripts.agent, cfg.env, cfg.run.seed,
-                                 lambda m: run_dir.snapshots.load(PolicyRef.parse(m).key),
-                                 cfg.league.psro.member_play == "greedy")
-    if isinstance(tables, str):
-        raise ConfigError(f"cannot export {run_dir.path} as a tabular policy: {tables}")
-    state = PSROState.from_json(data["state"])
-    profile = tables.mixture(*state.seat_mixture())
-    path = write_policy(out, str(tables.game), tables.tree, profile)
-    return path, exact.nash_conv(tables.tree, profile), state.iteration

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from msagent.rundir.atomic import atomic_write
+from msagent.version import __version__
 
 FEED_DIR = "feed"
 STATE_FILE = "state.json"
@@ -63,8 +64,6 @@ class RunFeed:
 
     def write_state(self, state: dict[str, Any]) -> None:
         """Replace the state file atomically (a reader sees the old or the new one, whole)."""
-        from msagent import __version__
-
         doc = {"format": FEED_FORMAT, "msagent": __version__, "written_s": self.clock(),
                **plain(state)}
         atomic_write(self.state_path, json.dumps(doc, separators=(",", ":")).encode())

@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+import threading
 from abc import ABC, abstractmethod
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from msagent.errors import ConfigError
 from msagent.runtime.spec import RegisterSpec
+
+if TYPE_CHECKING:
+    from msagent.runtime.router import Router
 
 
 class InstanceGone(Exception):
@@ -69,10 +74,41 @@ class ServiceView:
     instances: list[tuple[str, Any]]
 
 
+class RouteTable:
+    """A backend's routers, one per service, shared by every Solver of the process: they live
+    on the backend, so a new backend starts with none and no module holds a global table."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._routers: dict[str, Router] = {}
+
+    def get(self, service: str, make: Callable[[str], Router]) -> Router:
+        """The service's router, built by ``make(service)`` on first use (``make``, because
+        the router module imports this one)."""
+        with self._lock:
+            router = self._routers.get(service)
+            if router is None:
+                router = self._routers[service] = make(service)
+            return router
+
+    def forget(self, service: str) -> None:
+        """Drop one service's router (its instances changed under the callers)."""
+        with self._lock:
+            self._routers.pop(service, None)
+
+    def clear(self) -> None:
+        """Drop every router (at shutdown, or when a test reuses the backend)."""
+        with self._lock:
+            self._routers.clear()
+
+
 class Backend(ABC):
     """The operations msagent needs from an execution engine."""
 
     name: str = "abstract"
+
+    def __init__(self) -> None:
+        self.routes = RouteTable()
 
     @abstractmethod
     def launch(self, cls: type, num: int, name: str, resources: Resources,

@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Any
+import sys
+from collections.abc import Callable
+from typing import Any, Protocol
+
+Method = Callable[..., Any] | str
+"""A service method as callers name it: the method itself (``Learner.stats``, or a Protocol's
+for a handle of several classes), or, inside the runtime, its name."""
 
 
 class ServiceRef:
@@ -32,15 +38,15 @@ class ServiceHandle(ServiceRef):
         """Per-instance call counts, errors and batch sizes."""
         raise NotImplementedError
 
-    def call_all(self, method: str, *args: Any, **kwargs: Any) -> list[Any]:
+    def call_all(self, method: Method, *args: Any, **kwargs: Any) -> list[Any]:
         """Call a registered method on every instance (start, stop, drain...); results in order."""
         raise NotImplementedError
 
-    def call_each(self, method: str, *args: Any, **kwargs: Any) -> dict[str, Any]:
+    def call_each(self, method: Method, *args: Any, **kwargs: Any) -> dict[str, Any]:
         """Call ``method`` on every live instance; results by instance id (dead ones left out)."""
         raise NotImplementedError
 
-    def call_some(self, instance_ids: list[str], method: str, *args: Any,
+    def call_some(self, instance_ids: list[str], method: Method, *args: Any,
                   **kwargs: Any) -> dict[str, Any]:
         """``call_each`` restricted to the given instances (e.g. to start a replacement)."""
         raise NotImplementedError
@@ -110,3 +116,33 @@ def check_num(num: int) -> int:
     if not isinstance(num, int) or isinstance(num, bool) or num < 0:
         raise ValueError(f"number of instances must be an int >= 0, got {num!r}")
     return num
+
+
+def method_name(cls: type, service: str, method: Method) -> str:
+    """The name a handle's call sends, checked: a method object must be the service class's
+    own (or inherited) or a Protocol's, so that a method of another service fails here, naming
+    both, and a renamed one fails at import; a name (the runtime's own calls) passes as is."""
+    if isinstance(method, str):
+        return method
+    name = getattr(method, "__name__", None)
+    if not callable(method) or not isinstance(name, str):
+        raise TypeError(f"pass a service method (e.g. {cls.__name__}.<method>), got {method!r}")
+    if any(vars(k).get(name) is method for k in cls.__mro__) or _is_protocol(_owner(method)):
+        return name
+    raise TypeError(f"{method.__qualname__} is not a method of service {service!r} (class "
+                    f"{cls.__name__}); pass one of its methods, or a Protocol's that it serves")
+
+
+def _owner(method: Callable[..., Any]) -> Any:
+    """The class that defines ``method``, found by its module and qualified name (None for a
+    class defined inside a function)."""
+    owner: Any = sys.modules.get(getattr(method, "__module__", ""))
+    for part in method.__qualname__.split(".")[:-1]:
+        owner = getattr(owner, part, None)
+    return owner
+
+
+def _is_protocol(owner: Any) -> bool:
+    """Whether ``owner`` is a ``typing.Protocol`` class (one that lists Protocol as a base,
+    as typing itself decides; ``typing.is_protocol`` needs Python 3.13)."""
+    return isinstance(owner, type) and Protocol in owner.__bases__

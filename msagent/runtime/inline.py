@@ -10,10 +10,9 @@ from typing import Any
 from msagent.errors import ErrorInfo, MsagentError
 from msagent.runtime.backend import Backend, Resources, Route, ServiceView
 from msagent.runtime.core import InstanceCore
-from msagent.runtime.handle import ServiceHandle, check_num, construct
-from msagent.runtime.solver import forget_service
+from msagent.runtime.handle import Method, ServiceHandle, check_num, construct, method_name
 from msagent.runtime.spec import registered_methods
-from msagent.runtime.state import pin_torch_threads
+from msagent.runtime.threads import pin_torch_threads
 from msagent.runtime.topics import TopicTable
 
 
@@ -50,7 +49,7 @@ class InlineHandle(ServiceHandle):
             removed.append(self._instances.pop())
         self._backend.set_instances(self.name, self._cls, list(self._instances))
         if removed:  # every caller is in this process: make them see the change at once
-            forget_service(self._backend, self.name)
+            self._backend.routes.forget(self.name)
         for inst in removed:
             inst.fire_queue.shutdown(wait=True)
 
@@ -59,13 +58,14 @@ class InlineHandle(ServiceHandle):
         """How many instances run."""
         return len(self._instances)
 
-    def call_each(self, method: str, *args: Any, **kwargs: Any) -> dict[str, Any]:
+    def call_each(self, method: Method, *args: Any, **kwargs: Any) -> dict[str, Any]:
         """Call ``method`` on every instance; results by instance id."""
         return self.call_some(self.instance_ids(), method, *args, **kwargs)
 
-    def call_some(self, instance_ids: list[str], method: str, *args: Any,
+    def call_some(self, instance_ids: list[str], method: Method, *args: Any,
                   **kwargs: Any) -> dict[str, Any]:
         """Call ``method`` on the given instances (fire-and-forget ones are queued)."""
+        method = method_name(self._cls, self.name, method)
         out: dict[str, Any] = {}
         for inst in [i for i in self._instances if i.core.instance_id in instance_ids]:
             if inst.core.spec(method).response:
@@ -81,7 +81,7 @@ class InlineHandle(ServiceHandle):
         removed = [i for i in self._instances if i.core.instance_id in instance_ids]
         self._instances = kept
         self._backend.set_instances(self.name, self._cls, list(kept))
-        forget_service(self._backend, self.name)
+        self._backend.routes.forget(self.name)
         for inst in removed:
             inst.fire_queue.shutdown(wait=False)
 
@@ -99,8 +99,9 @@ class InlineHandle(ServiceHandle):
         """Per-instance stats."""
         return [inst.core.stats() for inst in self._instances]
 
-    def call_all(self, method: str, *args: Any, **kwargs: Any) -> list[Any]:
+    def call_all(self, method: Method, *args: Any, **kwargs: Any) -> list[Any]:
         """Call ``method`` on every instance (fire-and-forget ones are queued, not awaited)."""
+        method = method_name(self._cls, self.name, method)
         out = []
         for inst in self._instances:
             if inst.core.spec(method).response:
@@ -117,6 +118,7 @@ class InlineBackend(Backend):
     name = "inline"
 
     def __init__(self, torch_threads: int = 1) -> None:
+        super().__init__()
         self._lock = threading.Lock()
         self._services: dict[str, tuple[int, type, list[_Instance]]] = {}
         self._epochs = itertools.count(1)

@@ -12,7 +12,7 @@ import time
 from typing import Any
 
 from msagent.errors import ConfigError, MsagentError, SerializationError
-from msagent.runtime import state
+from msagent.runtime import slot
 from msagent.runtime.backend import Backend, InstanceGone, Resources, Route, ServiceView
 from msagent.runtime.channel import ChannelClients
 from msagent.runtime.ray_service import RayHandle, ray_module
@@ -62,7 +62,10 @@ class RayBackend(Backend):
                      logging_level=logging.WARNING, log_to_driver=True)
         from msagent.runtime.ray_actors import ControlActor
 
+        super().__init__()
         self.namespace, self.torch_threads, self.log_file = namespace, torch_threads, log_file
+        # each service actor runs it first: passed along, as ray_service cannot import this module
+        self.attach_in_actor = attach_in_actor
         opts = {"namespace": namespace, "get_if_exists": True, "lifetime": None,
                 "scheduling_strategy": _on_this_node(ray)}
         self.registry = self._topics = ControlActor.options(name=REGISTRY_NAME, **opts).remote()
@@ -247,7 +250,7 @@ def _original(exc: Any) -> BaseException:
 
 def attach_in_actor(namespace: str, torch_threads: int, log_file: str | None = None) -> None:
     """Inside a service actor: make Solver/publish use this Ray job, and log to the run's file."""
-    state.attach(RayBackend(None, namespace, torch_threads, log_file=log_file))
+    slot.put(RayBackend(None, namespace, torch_threads, log_file=log_file))
     if log_file:
         from msagent.telemetry.logs import append_to_log
 

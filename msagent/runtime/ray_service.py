@@ -8,15 +8,16 @@ import os
 import secrets
 import threading
 import time
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from msagent.errors import ErrorInfo, MethodNotRegisteredError
 from msagent.runtime.backend import Resources
 from msagent.runtime.core import InstanceCore
-from msagent.runtime.handle import ServiceHandle, check_num, construct
+from msagent.runtime.handle import Method, ServiceHandle, check_num, construct, method_name
 from msagent.runtime.router import REFRESH_S
 from msagent.runtime.spec import RegisterSpec, registered_methods
-from msagent.runtime.state import pin_torch_threads
+from msagent.runtime.threads import pin_torch_threads
 
 if TYPE_CHECKING:
     from msagent.runtime.ray_backend import RayBackend
@@ -38,12 +39,12 @@ class ServiceActorBase:
     """The body of every service actor: builds the user object and serves its methods."""
 
     def __init__(self, cls: type, call: tuple[tuple[Any, ...], dict[str, Any]], service: str,
-                 instance_id: str, namespace: str, torch_threads: int,
-                 log_file: str | None = None) -> None:
-        from msagent.runtime.ray_backend import attach_in_actor
-
+                 instance_id: str, namespace: str, torch_threads: int, log_file: str | None,
+                 attach: Callable[[str, int, str | None], None]) -> None:
+        """``attach`` installs a Ray backend in this process: the Ray backend passes its own
+        (this module cannot import it: it imports this one)."""
         pin_torch_threads(torch_threads)
-        attach_in_actor(namespace, torch_threads, log_file)
+        attach(namespace, torch_threads, log_file)
         self._init_error: ErrorInfo | None = None
         try:
             obj = construct(cls, service, instance_id, call[0], call[1])
@@ -160,23 +161,23 @@ class RayHandle(ServiceHandle):
                 continue
         return out
 
-    def call_all(self, method: str, *args: Any, **kwargs: Any) -> list[Any]:
+    def call_all(self, method: Method, *args: Any, **kwargs: Any) -> list[Any]:
         """Call ``method`` on every actor; fire-and-forget ones are sent, not awaited."""
         ray = self._backend._ray
-        self._check_method(method)
+        method = self._check_method(method)
         refs = [getattr(actor, method).remote(*args, **kwargs) for _, actor in self._actors]
         return ray.get(refs) if self.specs[method].response else [None] * len(refs)
 
-    def call_each(self, method: str, *args: Any, **kwargs: Any) -> dict[str, Any]:
+    def call_each(self, method: Method, *args: Any, **kwargs: Any) -> dict[str, Any]:
         """Call ``method`` on every live actor; results by instance id. An actor found dead
         is left out (``reap`` reports it), so one death does not fail the whole call."""
         return self.call_some(self.instance_ids(), method, *args, **kwargs)
 
-    def call_some(self, instance_ids: list[str], method: str, *args: Any,
+    def call_some(self, instance_ids: list[str], method: Method, *args: Any,
                   **kwargs: Any) -> dict[str, Any]:
         """``call_each`` restricted to some instances (fire-and-forget ones are not awaited)."""
         ray = self._backend._ray
-        self._check_method(method)
+        method = self._check_method(method)
         with self._mutex:
             actors = [(iid, a) for iid, a in self._actors if iid in instance_ids]
         refs = {iid: getattr(actor, method).remote(*args, **kwargs) for iid, actor in actors}
@@ -243,11 +244,13 @@ class RayHandle(ServiceHandle):
                         "ip": ips.get(where["node"], "?"), "pid": where["pid"]})
         return out
 
-    def _check_method(self, method: str) -> None:
-        """A clear error for a method the service did not register."""
+    def _check_method(self, method: Method) -> str:
+        """The method's name; a clear error for one of another class or not registered."""
+        method = method_name(self._cls, self.name, method)
         if method not in self.specs:
             raise MethodNotRegisteredError(f"service {self.name!r} has no registered method "
                                            f"{method!r} (registered: {', '.join(self.specs)})")
+        return method
 
     def kill_all(self) -> None:
         """Unregister and kill every actor at once (shutdown)."""
@@ -325,7 +328,7 @@ class RayHandle(ServiceHandle):
             options["scheduling_strategy"] = "SPREAD"
         actor = self._actor_cls.options(**options).remote(
             self._cls, self._call, self.name, instance_id, be.namespace, be.torch_threads,
-            be.log_file)
+            be.log_file, be.attach_in_actor)
         return instance_id, actor
 
     def _stop(self, victims: list[tuple[str, Any]]) -> None:

@@ -14,21 +14,14 @@ from msagent.runtime.handle import ServiceRef
 from msagent.runtime.router import Router
 from msagent.runtime.spec import RegisterSpec, registered_methods
 
-_routes_lock = threading.Lock()
-_routers: dict[tuple[int, str], Router] = {}
 _local_cores: weakref.WeakKeyDictionary[Any, InstanceCore] = weakref.WeakKeyDictionary()
 
 
 def forget_routes() -> None:
-    """Drop cached routes (after shutdown, so that a new backend starts clean)."""
-    with _routes_lock:
-        _routers.clear()
-
-
-def forget_service(backend: Any, service: str) -> None:
-    """Drop this process's route to one service (its instances changed under the caller)."""
-    with _routes_lock:
-        _routers.pop((id(backend), service), None)
+    """Drop the installed backend's cached routes (a test reusing one backend starts clean)."""
+    backend = state.installed()
+    if backend is not None:
+        backend.routes.clear()
 
 
 def service_name(target: Any) -> str:
@@ -46,12 +39,7 @@ def service_name(target: Any) -> str:
 def router_for(target: Any) -> Router:
     """The process-wide router of the target's service on the current backend."""
     backend = state.current()
-    key = (id(backend), service_name(target))
-    with _routes_lock:
-        router = _routers.get(key)
-        if router is None:
-            router = _routers[key] = Router(backend, key[1])
-        return router
+    return backend.routes.get(service_name(target), lambda name: Router(backend, name))
 
 
 class CallFuture:

@@ -2,17 +2,13 @@
 
 from __future__ import annotations
 
-import sys
-import threading
 from typing import Literal
 
 from msagent.errors import ConfigError
+from msagent.runtime import slot
 from msagent.runtime.backend import Backend
 
 BackendName = Literal["inline", "ray"]
-
-_lock = threading.RLock()
-_backend: Backend | None = None
 
 
 def init(
@@ -35,59 +31,51 @@ def init(
         log_file: Ray only: service processes append their log records to this file (the
             run's ``train.log``); in this process the caller sets up logging.
     """
-    global _backend
-    with _lock:
-        if _backend is not None:
-            if _backend.name != backend:
+    with slot.LOCK:
+        started = slot.get()
+        if started is not None:
+            if started.name != backend:
                 raise ConfigError(f"msagent is already initialized with backend "
-                                  f"{_backend.name!r}; call msagent.shutdown() first")
-            return _backend
+                                  f"{started.name!r}; call msagent.shutdown() first")
+            return started
         if backend == "inline":
             from msagent.runtime.inline import InlineBackend
 
-            _backend = InlineBackend(torch_threads=torch_threads)
+            started = InlineBackend(torch_threads=torch_threads)
         elif backend == "ray":
             from msagent.runtime.ray_backend import RayBackend
 
-            _backend = RayBackend(address, namespace, torch_threads, num_cpus, log_file)
+            started = RayBackend(address, namespace, torch_threads, num_cpus, log_file)
         else:
             raise ConfigError(f"unknown backend {backend!r}; choose 'inline' or 'ray'")
-        return _backend
+        slot.put(started)
+        return started
 
 
 def current() -> Backend:
     """The backend in use, starting the default (embedded Ray) on first use."""
-    with _lock:
-        return _backend if _backend is not None else init()
+    with slot.LOCK:
+        found = slot.get()
+        return found if found is not None else init()
 
 
 def installed() -> Backend | None:
     """The backend in use, or None when none was chosen yet (never starts one)."""
-    with _lock:
-        return _backend
+    with slot.LOCK:
+        return slot.get()
 
 
 def attach(backend: Backend) -> None:
-    """Install an already-running backend (used inside Ray actors)."""
-    global _backend
-    with _lock:
-        _backend = backend
+    """Install an already-running backend (tests share one between runs; a Ray actor installs
+    its own through ``slot``)."""
+    slot.put(backend)
 
 
 def shutdown() -> None:
-    """Stop every service this process started and forget the backend."""
-    global _backend
-    with _lock:
-        if _backend is not None:
-            _backend.shutdown()
-        _backend = None
-    from msagent.runtime import solver
-
-    solver.forget_routes()
-
-
-def pin_torch_threads(n: int) -> None:
-    """Give torch ``n`` intra-op threads if torch is loaded (2 threads ran 2-3x slower here)."""
-    torch = sys.modules.get("torch")
-    if torch is not None and n > 0 and torch.get_num_threads() != n:
-        torch.set_num_threads(n)
+    """Stop every service this process started and forget the backend (and its routes)."""
+    with slot.LOCK:
+        backend = slot.get()
+        if backend is not None:
+            backend.shutdown()
+            backend.routes.clear()
+        slot.put(None)

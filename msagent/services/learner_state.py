@@ -8,13 +8,16 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from msagent.policy import PPO
-from msagent.rundir import Checkpoint, RunDir, flatten_state, unflatten_state
+from msagent.rundir import RunDir, flatten_state, unflatten_state
+from msagent.rundir.learner_layout import (  # the layout's readers; train/ imports them here
+    LEAGUE_REQUIRED_KEYS as LEAGUE_REQUIRED_KEYS,
+    REQUIRED_KEYS as REQUIRED_KEYS,
+    checkpoint_policy as checkpoint_policy,
+    player_part,
+    policy_weights as policy_weights,
+)
 
 log = logging.getLogger("msagent.learner")
-
-REQUIRED_KEYS = ("skeleton", "counters")
-LEAGUE_REQUIRED_KEYS = ("learners", "league")
-"""Keys a learner checkpoint's JSON must have; one without them is skipped as unreadable."""
 
 
 @dataclass
@@ -59,16 +62,6 @@ def export_learner(ppo: PPO, counters: LearnerCounters) -> dict[str, Any]:
     return {"tensors": tensors, "state": {"skeleton": skeleton, "counters": plain}}
 
 
-def player_part(tensors: dict[str, Any], state: dict[str, Any],
-                player: str | None) -> tuple[dict[str, Any], dict[str, Any]]:
-    """One player's tensors and state inside a checkpoint (the whole of a one-learner one)."""
-    if player is None:
-        return tensors, state
-    prefix = f"{player}/"
-    mine = {k[len(prefix):]: v for k, v in tensors.items() if k.startswith(prefix)}
-    return mine, state["learners"][player]
-
-
 def restore_learner(run_dir: RunDir, ppo: PPO, step: int, player: str | None = None) -> Restored:
     """Load checkpoint ``step`` (chosen and checked by the driver) into ``ppo``; in a league
     checkpoint, ``player``'s part."""
@@ -82,19 +75,6 @@ def restore_learner(run_dir: RunDir, ppo: PPO, step: int, player: str | None = N
     counters = LearnerCounters(**part["counters"])
     return Restored(found.step, counters, found.state.get("progress", {}),
                     found.state.get("run", {}))
-
-
-def policy_weights(tensors: dict[str, Any], state: dict[str, Any],
-                   player: str | None = None) -> dict[str, Any]:
-    """The policy weights inside a learner checkpoint (to check them before a resume)."""
-    tensors, part = player_part(tensors, state, player)
-    return unflatten_state(tensors, part["skeleton"])["policy"]
-
-
-def checkpoint_policy(found: Checkpoint, player: str) -> dict[str, Any]:
-    """``player``'s policy weights in a league checkpoint; the one policy of a one-policy one."""
-    league = "learners" in found.state
-    return policy_weights(found.tensors, found.state, player if league else None)
 
 
 def save_league_checkpoint(run_dir: RunDir, step: int, parts: dict[str, dict[str, Any]],

@@ -1,9 +1,11 @@
 """What every service with a playing loop shares (env workers, the evaluator): ``run`` until
-``stop``, a crash kept as plain data for the driver, and a clean stop that waits."""
+``stop``, a crash kept as plain data for the driver, and a clean stop that waits; and the
+Protocols of the calls the driver makes on a handle whose class varies (``Drainable.drain``)."""
 
 from __future__ import annotations
 
 import threading
+from typing import Any, Protocol
 
 from msagent.errors import ErrorInfo
 from msagent.runtime import register
@@ -38,3 +40,21 @@ class Looping:
     def _loop(self) -> None:
         """The service's loop."""
         raise NotImplementedError
+
+
+class Drainable(Protocol):
+    """The call the driver polls on a service of several classes: feeders (env workers, store
+    readers) and evaluators (``Evaluator``, ``MetaEvaluator``)."""
+
+    def drain(self) -> dict[str, Any]:
+        """What happened since the last drain, and the loop's error (None while it runs)."""
+        ...
+
+
+class Stoppable(Protocol):
+    """The call that ends a service's loop, shared by loop services and the learner (which
+    answers with its statistics), so that one list of handles can be stopped after a failure."""
+
+    def stop(self, timeout_s: float = 30.0) -> Any:
+        """End the loop; wait up to ``timeout_s`` for it."""
+        ...

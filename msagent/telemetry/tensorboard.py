@@ -6,6 +6,8 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
+from msagent.telemetry.formatting import losing_share
+
 
 class ScalarWriter:
     """Writes a snapshot's scalars at step ``env_steps``; a no-op when disabled.
@@ -47,8 +49,6 @@ class ScalarWriter:
             out.append(("charts/policy_version", float(snapshot.get("policy_version") or 0)))
         out += [(f"counters/{k}", float(v)) for k, v in snapshot.get("counters", {}).items()]
         if snapshot.get("league"):
-            from msagent.train.league_watch import league_scalars
-
             out += league_scalars(snapshot["league"])
         return out
 
@@ -92,3 +92,23 @@ def loss_tag(name: str) -> str:
     """The TensorBoard tag of a learner statistic: names with a group (``losses/policy``,
     ``learner/lr``) keep it; bare names go under ``losses/``."""
     return name if "/" in name else f"losses/{name}"
+
+
+def league_scalars(view: dict[str, Any] | None) -> list[tuple[str, float]]:
+    """TensorBoard scalars under ``league/``: ratings, win rates, population, PFSP, eval."""
+    if not view:
+        return []
+    out = [("league/population", float(view.get("population", 0)))]
+    for pid, p in view.get("players", {}).items():
+        out.append((f"league/elo/{pid}", float(p["elo"])))
+        if p.get("win_rate") is not None:
+            out.append((f"league/win_rate/{pid}", float(p["win_rate"])))
+    out += [(f"league/pfsp/{k}", float(v)) for k, v in view.get("pfsp", {}).items()]
+    out += [(f"league/eval/{k}", float(v["win_rate"])) for k, v in view.get("eval", {}).items()
+            if v.get("win_rate") is not None]
+    out += [(f"league/nash_conv/{k}", float(v["nash_conv"]))
+            for k, v in view.get("nash_conv", {}).items()]
+    judged = view.get("judged") or {}
+    out += [(f"league/losing_moves/seat{seat}", losing_share(exam))
+            for seat, exam in judged.get("seats", {}).items()]
+    return out

@@ -9,7 +9,7 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-_WHERE = {"TrainingError": "driver", "run_training": "driver", "Services": "wiring",
+_WHERE = {"TrainingError": "driver", "run_training": "driver", "Services": "run_services",
           "connect_services": "wiring", "check_supported": "supported"}
 
 __all__ = sorted(_WHERE)

@@ -18,13 +18,16 @@ from msagent.runtime import state
 from msagent.telemetry import DROPPED, Metrics, ProgressDisplay, ScalarWriter, log_to_file
 from msagent.telemetry.stopping import stop_reason
 from msagent.services.inference import InferenceServer, mean_batch_size
+from msagent.services.learner import Learner
+from msagent.services.looping import Looping, Stoppable
 from msagent.train.resume import ResumePlan, plan_resume
 from msagent.train.signals import STOP_FILE_REASON, StopFile, StopSignals
 from msagent.train.feed_watch import FeedWatch
 from msagent.train.placement import new_instances, placement_lines, placements_of
 from msagent.train.league_watch import LeagueWatch
 from msagent.train.supervisor import Supervisor, SupervisorSettings
-from msagent.train.wiring import RunInfo, Services, connect_services
+from msagent.train.run_services import RunInfo, Services
+from msagent.train.wiring import connect_services
 
 log = logging.getLogger("msagent.train")
 POLL_S = 0.1
@@ -176,12 +179,12 @@ class Driver:
         self._report_placements()
         try:
             for learner in self.services.learners.values():
-                learner.call_all("run")
-            self.services.workers.call_all("run")
+                learner.call_all(Learner.run)
+            self.services.workers.call_all(Looping.run)
             if self.services.readers is not None:
-                self.services.readers.call_all("run")
+                self.services.readers.call_all(Looping.run)
             if self.services.evaluator is not None:
-                self.services.evaluator.call_all("run")
+                self.services.evaluator.call_all(Looping.run)
             reason = self._watch()
         except BaseException:
             self.supervisor.close()
@@ -283,7 +286,7 @@ class Driver:
         """Every learner's counters by player (a learner that died meanwhile is named)."""
         out = {}
         for player, handle in self.services.learners.items():
-            found = list(handle.call_each("stats").values())
+            found = list(handle.call_each(Learner.stats).values())
             if not found:
                 handle.reap()
                 raise ServiceDiedError(f"service {handle.name} died")
@@ -299,7 +302,8 @@ class Driver:
         if self.league is not None:
             step = self.league.checkpoint(self.run_dir, self.metrics.state_dict(), run)
         else:
-            steps = self.services.learner.call_all("checkpoint", self.metrics.state_dict(), run)
+            steps = self.services.learner.call_all(Learner.checkpoint, self.metrics.state_dict(),
+                                                   run)
             step = next((s for s in steps if s is not None), None)  # rank 0 of a group writes
         if step is not None:
             log.info("checkpoint %d written", step)
@@ -317,8 +321,8 @@ class Driver:
             else None
         for handle in (self.services.workers, self.services.readers, self.services.evaluator):
             if handle is not None:  # an instance that died meanwhile has nothing to stop
-                handle.call_each("stop")
-        learners = {p: rank_zero(h.call_all("stop", STOP_S))
+                handle.call_each(Looping.stop)
+        learners = {p: rank_zero(h.call_all(Learner.stop, STOP_S))
                     for p, h in self.services.learners.items()}
         learner = next(iter(learners.values()))
         step = self._checkpoint()
@@ -350,7 +354,7 @@ class Driver:
         for handle, args in ((h, a) for h, a in stoppable if h is not None):
             try:
                 handle.reap()
-                handle.call_each("stop", *args)
+                handle.call_each(Stoppable.stop, *args)
             except Exception:  # the failure being raised matters more than this one
                 log.exception("could not stop %s after a failure", handle.name)
         try:

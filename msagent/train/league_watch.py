@@ -6,16 +6,19 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Callable
 from typing import Any
 
 from msagent.errors import ServiceDiedError
 from msagent.league.report import ladder_text, lineage_text, save_heatmap
 from msagent.rundir import RunDir
+from msagent.services.league import LeagueService
+from msagent.services.learner import Learner
 from msagent.services.learner_state import save_league_checkpoint
+from msagent.services.looping import Drainable
 from msagent.telemetry.evaluation import EvalBoard
-from msagent.telemetry.formatting import losing_share
 from msagent.train.league_wiring import evaluated_player
-from msagent.train.wiring import Services
+from msagent.train.run_services import Services
 
 log = logging.getLogger("msagent.train")
 SUMMARY_EVERY_S = 2.0
@@ -50,7 +53,7 @@ class LeagueWatch:
     def poll(self, learner_stats: dict[str, dict[str, Any]]) -> None:
         """Drain the evaluator; refresh the league's summary every few seconds."""
         if self.services.evaluator is not None:
-            for drained in self.services.evaluator.call_each("drain").values():
+            for drained in self.services.evaluator.call_each(Drainable.drain).values():
                 error = drained["error"]
                 if error is not None:  # a user's error (a solver that cannot) speaks for itself
                     raise error.rebuild("" if error.user else "the evaluator failed")
@@ -61,7 +64,7 @@ class LeagueWatch:
                     log.warning("evaluator: %s", note)
                     print(f"evaluator: {note}", flush=True)
         if time.monotonic() >= self._next_summary:
-            self.summary = self.call("summary")
+            self.summary = self.call(LeagueService.summary)
             self.summary["versions"] = {p: s["version"] for p, s in learner_stats.items()}
             if self.psro is not None:
                 self.psro.poll()
@@ -82,16 +85,16 @@ class LeagueWatch:
         nothing new."""
         stamp = None if self.psro is not None else _stamp(self.summary)
         if fresh or self._state is None or stamp is None or stamp != self._state_stamp:
-            self._state, self._state_stamp = self.call("state_dict"), stamp
+            self._state, self._state_stamp = self.call(LeagueService.state_dict), stamp
         return self._state
 
     def checkpoint(self, run_dir: RunDir, progress: dict[str, Any], run: dict[str, Any]) -> int:
         """One atomic checkpoint of every learner and the league; its step (total updates)."""
-        parts = {p: h.call_all("export_state")[0] for p, h in self.services.learners.items()}
+        parts = {p: h.call_all(Learner.export_state)[0] for p, h in self.services.learners.items()}
         step = sum(part["state"]["counters"]["updates"] for part in parts.values())
         # a resumed run's history goes on
         progress = {**progress, "nash_conv": self.nash_convs, "judged": self.judged}
-        return save_league_checkpoint(run_dir, step, parts, self.call("state_dict"),
+        return save_league_checkpoint(run_dir, step, parts, self.call(LeagueService.state_dict),
                                       progress, run)
 
     def restore(self, progress: dict[str, Any]) -> None:
@@ -102,16 +105,17 @@ class LeagueWatch:
     def result(self, learners: dict[str, dict[str, Any]],
                run_dir: RunDir | None) -> dict[str, Any]:
         """The league part of the final result: players, summary, evaluation, ladder, heatmap."""
-        report = write_report(self.call("state_dict"), run_dir)
+        report = write_report(self.call(LeagueService.state_dict), run_dir)
         return {"league": {"players": {p: {"updates": s["updates"], "version": s["version"]}
                                        for p, s in learners.items()},
-                           "summary": self.call("summary"), "eval": self.board.rows(),
+                           "summary": self.call(LeagueService.summary),
+                           "eval": self.board.rows(),
                            "evaluated": self.evaluated,
                            **({"nash_conv": self.nash_convs} if self.nash_convs else {}),
                            **({"judged": self.judged} if self.judged else {}),
                            **report}, **(self.psro.result() if self.psro is not None else {})}
 
-    def call(self, method: str, *args: Any) -> Any:
+    def call(self, method: Callable[..., Any], *args: Any) -> Any:
         """A call to the league service (its death is named as such)."""
         found = list(self.services.league.call_each(method, *args).values())
         if not found:
@@ -125,26 +129,6 @@ def write_report(state: dict[str, Any], run_dir: RunDir | None) -> dict[str, str
     out = {"ladder": ladder_text(state, limit=LADDER_SHOWN), "lineage": lineage_text(state)}
     if run_dir is not None:
         out["heatmap"] = str(save_heatmap(state, run_dir.path / "payoff_heatmap.png"))
-    return out
-
-
-def league_scalars(view: dict[str, Any] | None) -> list[tuple[str, float]]:
-    """TensorBoard scalars under ``league/``: ratings, win rates, population, PFSP, eval."""
-    if not view:
-        return []
-    out = [("league/population", float(view.get("population", 0)))]
-    for pid, p in view.get("players", {}).items():
-        out.append((f"league/elo/{pid}", float(p["elo"])))
-        if p.get("win_rate") is not None:
-            out.append((f"league/win_rate/{pid}", float(p["win_rate"])))
-    out += [(f"league/pfsp/{k}", float(v)) for k, v in view.get("pfsp", {}).items()]
-    out += [(f"league/eval/{k}", float(v["win_rate"])) for k, v in view.get("eval", {}).items()
-            if v.get("win_rate") is not None]
-    out += [(f"league/nash_conv/{k}", float(v["nash_conv"]))
-            for k, v in view.get("nash_conv", {}).items()]
-    judged = view.get("judged") or {}
-    out += [(f"league/losing_moves/seat{seat}", losing_share(exam))
-            for seat, exam in judged.get("seats", {}).items()]
     return out
 
 

@@ -21,9 +21,11 @@ from msagent.services.league import LeagueService
 from msagent.services.league_client import home_players
 from msagent.services.model_pool import ModelPoolService
 from msagent.services.replay_buffer import ReplayBufferService
-from msagent.train import wiring
 from msagent.train.gpu_share import gpu_instances, gpu_resources
 from msagent.train.initial_weights import initial_weights
+from msagent.train.run_services import (RunInfo, Services, group_settings, model_pool_kwargs,
+                                        policy_scripts, queue_room, resources_of, stop_started,
+                                        wait_all)
 from msagent.user_scripts import game_factory
 from msagent.vocabulary import ModelKey, PolicyRef
 
@@ -39,9 +41,9 @@ def player_batches(players: list[str], workers: int, num_envs: int,
     return {p: max(1, n) for p, n in counts.items()}
 
 
-def connect_league(cfg: TrainConfig, run: wiring.RunInfo) -> wiring.Services:
+def connect_league(cfg: TrainConfig, run: RunInfo) -> Services:
     """Start a league run's services and return their handles (all built in parallel)."""
-    sv, scripts, league = cfg.services, wiring.policy_scripts(cfg), cfg.league
+    sv, scripts, league = cfg.services, policy_scripts(cfg), cfg.league
     players = league.player_ids()
     tables = {p: f"{cfg.table_config().name}/{p}" for p in players}
     shares = league.env_shares()
@@ -69,7 +71,7 @@ def connect_league(cfg: TrainConfig, run: wiring.RunInfo) -> wiring.Services:
                              args=(_learner_settings(cfg, run, p, tables[p], per_update[p],
                                                      initial.get(p)),))
                     for p in players}
-        league_handle = start(LeagueService, resources=wiring._res(sv.league),
+        league_handle = start(LeagueService, resources=resources_of(sv.league),
                               args=(league.to_settings(), cfg.run.seed, seats,
                                     run.league_state, sv.model_pool.url, run.run_id))
         central = sv.inference.mode == "central"
@@ -82,29 +84,28 @@ def connect_league(cfg: TrainConfig, run: wiring.RunInfo) -> wiring.Services:
         seats_cfg = LeagueSeats(tables, dict(league.bots), sv.inference.cache_size,
                                 repeat=sv.env_worker.games_per_draw, shares=shares,
                                 frozen_greedy=greedy_members(cfg))
-        workers = start(EnvWorker, num=sv.env_worker.num, resources=wiring._res(sv.env_worker),
+        workers = start(EnvWorker, num=sv.env_worker.num, resources=resources_of(sv.env_worker),
                         args=(WorkerSettings(scripts, sv.env_worker.num_envs,
                                              sv.env_worker.fragment_len, players[0],
                                              cfg.table_config().name, central, False,
                                              run.generation, seats_cfg,
                                              sv.env_worker.restart_failed_envs,
-                                             table_room={tables[p]: wiring.queue_room(
+                                             table_room={tables[p]: queue_room(
                                                  sv.learner, per_update[p])
                                                  for p in players}),))
-        buffer = start(ReplayBufferService, resources=wiring._res(sv.buffer),
+        buffer = start(ReplayBufferService, resources=resources_of(sv.buffer),
                        args=([cfg.table_config(t) for t in tables.values()],))
-        model_pool = start(ModelPoolService, resources=wiring._res(sv.model_pool),
-                           kwargs=wiring.model_pool_kwargs(cfg, run))
+        model_pool = start(ModelPoolService, resources=resources_of(sv.model_pool),
+                           kwargs=model_pool_kwargs(cfg, run))
         evaluator = _start_evaluator(cfg, start, players[0], exact)
-        wiring.wait_all(started)
+        wait_all(started)
         if run.league_state and run.run_dir:
             restore_snapshots(model_pool, RunDir.open(run.run_dir), run.league_state)
     except BaseException:
-        wiring.stop_started(started)
+        stop_started(started)
         raise
-    return wiring.Services(buffer, model_pool, learners, inference, workers, batches,
-                           league_handle, evaluator,
-                           fixed_batch=bool(sv.learner.batch_fragments))
+    return Services(buffer, model_pool, learners, inference, workers, batches,
+                    league_handle, evaluator, fixed_batch=bool(sv.learner.batch_fragments))
 
 
 def greedy_members(cfg: TrainConfig) -> bool:
@@ -123,26 +124,26 @@ def restore_snapshots(model_pool: ServiceHandle, run_dir: RunDir,
     from the run directory, under their own versions; how many were pushed."""
     pushed = 0
     for key in league_snapshot_keys(state):
-        if key in set(model_pool.call_all("list", key.policy_id)[0]):
+        if key in set(model_pool.call_all(ModelPoolService.list, key.policy_id)[0]):
             continue  # a Redis pool kept it
-        got = model_pool.call_all("push", key.policy_id, run_dir.snapshots.load(key),
-                                  {"frozen": True}, key.version)[0]
+        got = model_pool.call_all(ModelPoolService.push, key.policy_id,
+                                  run_dir.snapshots.load(key), {"frozen": True}, key.version)[0]
         if got != key:
             raise RuntimeError(f"snapshot {key} came back into the model pool as {got}")
         pushed += 1
     return pushed
 
 
-def _learner_settings(cfg: TrainConfig, run: wiring.RunInfo, player: str, table: str,
+def _learner_settings(cfg: TrainConfig, run: RunInfo, player: str, table: str,
                       batch: int, initial: dict[str, Any] | None = None) -> LearnerSettings:
     """One player's learner: its table, its topic, snapshots as the league orders, and the
     weights it starts from (None: a fresh network)."""
     sv = cfg.services.learner
-    group = wiring.group_settings(cfg, run)
+    group = group_settings(cfg, run)
     if player != "main":  # a league publishes its main agent for game clients
         group["publish"] = None
     return LearnerSettings(
-        scripts=wiring.policy_scripts(cfg), ppo=cfg.ppo_config(), batch_fragments=batch,
+        scripts=policy_scripts(cfg), ppo=cfg.ppo_config(), batch_fragments=batch,
         policy_id=player, table=table, max_policy_lag=sv.max_policy_lag,
         publish_every=sv.publish_every, dump_model_every=0, run_dir=run.run_dir,
         resume_step=run.resume_step, league=True, initial_weights=initial, **group)
@@ -157,21 +158,21 @@ def _start_evaluator(cfg: TrainConfig, start, player: str,
     if cfg.league.psro is not None:
         from msagent.services.meta_evaluator import MetaEvaluator, MetaEvaluatorSettings
 
-        settings = MetaEvaluatorSettings(wiring.policy_scripts(cfg), ev.num_envs,
+        settings = MetaEvaluatorSettings(policy_scripts(cfg), ev.num_envs,
                                          cfg.services.inference.cache_size,
                                          greedy=greedy_members(cfg))
-        return start(MetaEvaluator, num=ev.num, resources=wiring._res(ev), args=(settings,))
+        return start(MetaEvaluator, num=ev.num, resources=resources_of(ev), args=(settings,))
     opponents = list(ev.opponents) or [f"bot:{name}" for name in cfg.league.bots]
     nash_conv = ev.nash_conv_every_s > 0 and exact
     if ev.num == 0 or not (opponents or nash_conv or ev.judge):
         return None
-    settings = EvaluatorSettings(wiring.policy_scripts(cfg), evaluated_player(cfg), opponents,
+    settings = EvaluatorSettings(policy_scripts(cfg), evaluated_player(cfg), opponents,
                                  dict(cfg.league.bots), ev.num_envs, ev.deterministic,
                                  pause_s=ev.pause_s, average_snapshots=ev.average_snapshots,
                                  nash_conv_every_s=ev.nash_conv_every_s if nash_conv else 0.0,
                                  nash_conv_max_histories=ev.nash_conv_max_histories,
                                  judge=ev.judge, judge_every_s=ev.judge_every_s)
-    return start(Evaluator, num=ev.num, resources=wiring._res(ev), args=(settings,))
+    return start(Evaluator, num=ev.num, resources=resources_of(ev), args=(settings,))
 
 
 def scaled_batches(batches: dict[str, int], live: int, total: int) -> dict[str, int]:

@@ -12,6 +12,7 @@ from msagent.config import TrainConfig
 from msagent.psro.neural import NetworkTables, tables_from_scripts
 from msagent.psro.state import IterationRecord, PSROState
 from msagent.services.inference import pull_weights
+from msagent.services.league import LeagueService
 from msagent.vocabulary import PolicyRef
 
 log = logging.getLogger("msagent.train")
@@ -39,14 +40,14 @@ class PSROWatch:
 
     def poll(self) -> None:
         """Fetch the PSRO state; measure and report iterations solved since the last poll."""
-        view = self.call("psro_view")
+        view = self.call(LeagueService.psro_view)
         self.state = PSROState.from_json(view["state"])
         if self.reported < 0:
             self._skip_measured()
         for record in self.state.history[self.reported + 1:]:
             if record.nash_conv is None and self.meter is not None:
                 record.nash_conv = self.meter.nash_conv(*self.state.seat_mixture(record))
-                self.call("record_nash_conv", record.iteration, record.nash_conv)
+                self.call(LeagueService.record_nash_conv, record.iteration, record.nash_conv)
             self._report(record, self.br_gap(record))
             self.reported = record.iteration
 

@@ -16,6 +16,8 @@ from typing import Any
 
 from msagent.errors import ErrorInfo, ServiceDiedError
 from msagent.runtime import ServiceHandle
+from msagent.services.learner import Learner
+from msagent.services.looping import Drainable, Looping
 
 log = logging.getLogger("msagent.supervisor")
 
@@ -102,7 +104,7 @@ class Supervisor:
     def _supervise(self, feeders: ServiceHandle) -> dict[str, dict[str, Any]]:
         """Drain one feeding service; replace its dead or failed instances."""
         dead = handle_dead(feeders)
-        drained = feeders.call_each("drain")
+        drained = feeders.call_each(Drainable.drain)
         failed = {iid: d["error"] for iid, d in drained.items() if d["error"] is not None}
         self._check_fatal(feeders, failed)
         if failed:
@@ -185,7 +187,7 @@ class Supervisor:
             rep.new, rep.ready_s = iid, round(time.monotonic() - rep.detected_at, 2)
             self.replacements.append(rep)
         if handle is not self.services.inference:  # feeders and evaluators loop
-            handle.call_some(new, "run")
+            handle.call_some(new, Looping.run)
         if handle is self.services.workers:
             self._resize_batch()
 
@@ -199,7 +201,7 @@ class Supervisor:
         try:
             for player, handle in self.services.learners.items():
                 full = self.services.batches.get(player, total * self.s.num_envs)
-                handle.call_all("set_batch_fragments", max(1, -(-full * live // total)))
+                handle.call_all(Learner.set_batch_fragments, max(1, -(-full * live // total)))
         except Exception:  # a dead learner is reported by the next poll
             log.exception("could not resize the learner's batch")
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
+from typing import Protocol
 
 import pytest
 
@@ -90,3 +91,37 @@ def test_call_all_reaches_every_instance_and_instances_know_their_index(backend:
     assert ("Indexed", 3) in handle.call_all("whoami")
     with pytest.raises(MethodNotRegisteredError, match="nope"):
         handle.call_all("nope")
+
+
+class WhoAmI(Protocol):
+    """The call ``Indexed`` shares with other services (as a handle of several classes')."""
+
+    def whoami(self) -> tuple[str, int]:
+        """Which instance answers."""
+        ...
+
+
+class Absent(Protocol):
+    """A call no launched service registered."""
+
+    def vanish(self) -> None:
+        """Never served."""
+        ...
+
+
+def test_handle_calls_take_the_method_itself_and_refuse_another_class_s(backend: str) -> None:
+    from tests.runtime.helpers import Indexed
+
+    handle = launch(Indexed, num=2, name="Indexed")
+    assert sorted(handle.call_all(Indexed.whoami)) == [("Indexed", 0), ("Indexed", 1)]
+    assert sorted(handle.call_each(WhoAmI.whoami).values()) == [("Indexed", 0), ("Indexed", 1)]
+    first = handle.instance_ids()[0]
+    assert handle.call_some([first], Indexed.whoami) == {first: ("Indexed", 0)}
+    with pytest.raises(TypeError, match=r"Worker\.func is not a method of service 'Indexed'"):
+        handle.call_all(Worker.func)
+    with pytest.raises(TypeError, match=r"Worker\.pid is not a method of service 'Indexed'"):
+        handle.call_some([first], Worker.pid)
+    with pytest.raises(MethodNotRegisteredError, match="vanish"):
+        handle.call_each(Absent.vanish)
+    with pytest.raises(TypeError, match="a service method"):
+        handle.call_all(42)

@@ -36,6 +36,27 @@ def test_no_service_is_addressed_by_a_string_outside_the_runtime() -> None:
     assert not found, "address services through their typed clients:\n" + "\n".join(found)
 
 
+METHOD_ARG = {"call_all": 0, "call_each": 0, "call_some": 1, "call": 0}
+"""Calls that name a service method, and where the method is among their arguments."""
+
+
+def test_no_service_method_is_named_by_a_string_outside_the_runtime() -> None:
+    found = []
+    for path in PACKAGE.rglob("*.py"):
+        if "runtime" in path.relative_to(PACKAGE).parts:
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            where = (METHOD_ARG.get(node.func.attr) if isinstance(node, ast.Call)
+                     and isinstance(node.func, ast.Attribute) else None)
+            if where is not None and len(node.args) > where and \
+                    isinstance(node.args[where], ast.Constant) and \
+                    isinstance(node.args[where].value, str):
+                found.append(f"{path.relative_to(PACKAGE)}:{node.lineno} "
+                             f"{node.func.attr}({node.args[where].value!r})")
+    assert not found, ("pass the method itself (Learner.stats, a Protocol's for a handle of "
+                       "several classes), not its name:\n" + "\n".join(found))
+
+
 def test_typed_clients_reach_the_live_service(backend: str) -> None:
     launch(ReplayBufferService, args=([TableConfig("t", max_size=10)],))
     launch(ModelPoolService)

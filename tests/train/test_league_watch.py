@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from types import SimpleNamespace
 from typing import Any
 
@@ -9,6 +10,8 @@ import numpy as np
 
 from msagent.league import League
 from msagent.rundir import RunDir
+from msagent.services.learner import Learner
+from msagent.services.looping import Drainable
 from msagent.train.league_watch import LeagueWatch
 from msagent.vocabulary import ModelKey, PolicyRef
 from tests.league.helpers import play, started
@@ -22,10 +25,12 @@ class LeagueHandle:
     def __init__(self, league: League) -> None:
         self.league, self.calls = league, {"state_dict": 0, "summary": 0}
 
-    def call_each(self, method: str, *args: Any) -> dict[str, Any]:
-        """The league's answer, as one instance's."""
-        self.calls[method] += 1
-        return {"LeagueService#0": getattr(self.league, method)(*args)}
+    def call_each(self, method: Callable[..., Any], *args: Any) -> dict[str, Any]:
+        """The league's answer, as one instance's (``LeagueService``'s methods are the
+        League's)."""
+        assert method.__qualname__.startswith("LeagueService.")
+        self.calls[method.__name__] += 1
+        return {"LeagueService#0": getattr(self.league, method.__name__)(*args)}
 
 
 def watch(league: League) -> tuple[LeagueWatch, LeagueHandle]:
@@ -73,9 +78,9 @@ class EvaluatorHandle:
     def __init__(self, drains: list[dict[str, Any]]) -> None:
         self.drains = drains
 
-    def call_each(self, method: str) -> dict[str, Any]:
+    def call_each(self, method: Callable[..., Any]) -> dict[str, Any]:
         """The next drain, as one instance's."""
-        assert method == "drain"
+        assert method is Drainable.drain
         found = self.drains.pop(0) if self.drains else {}
         return {"Evaluator#0": {"results": [], "nash_conv": [], "notes": [], "error": None,
                                 **found}}
@@ -127,7 +132,7 @@ def test_the_judge_s_exams_reach_the_view_the_scalars_the_result_and_the_console
 
     from msagent.telemetry.formatting import line, rows
     from msagent.telemetry.result_report import print_result
-    from msagent.train.league_watch import league_scalars
+    from msagent.telemetry.tensorboard import league_scalars
 
     evaluator = EvaluatorHandle([{"judged": [exam(2, (100, 60))]},
                                  {"judged": [exam(9, (10, 5))]}])
@@ -162,9 +167,9 @@ def test_the_judge_s_exams_reach_the_view_the_scalars_the_result_and_the_console
 class LearnerHandle:
     """One player's learner as the league checkpoint asks it for its state."""
 
-    def call_all(self, method: str) -> list[dict[str, Any]]:
+    def call_all(self, method: Callable[..., Any]) -> list[dict[str, Any]]:
         """A tiny learner state."""
-        assert method == "export_state"
+        assert method is Learner.export_state
         return [{"tensors": {"w": np.zeros(2, np.float32)}, "state": {"counters": {"updates": 3}}}]
 
 
@@ -201,7 +206,7 @@ def test_an_evaluator_error_is_named_as_the_evaluators_unless_it_is_the_users() 
         def __init__(self, exc: Exception) -> None:
             self.error = ErrorInfo.of(exc)
 
-        def call_each(self, method: str) -> dict[str, Any]:
+        def call_each(self, method: Callable[..., Any]) -> dict[str, Any]:
             return {"MetaEvaluator#0": {"error": self.error, "results": []}}
 
     handle = LeagueHandle(started())

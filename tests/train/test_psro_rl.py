@@ -16,7 +16,7 @@ from open_spiel.python.algorithms import exploitability
 
 from msagent.config import dump_config, load_config
 from msagent.psro import exact
-from msagent.psro.checkpoint import export_mixture
+from msagent.exporting.tabular_export import export_mixture
 from msagent.psro.game_tree import build_tree
 from msagent.psro.neural import InfostateInputs
 from msagent.psro.tabular_io import read_policy, to_openspiel
