@@ -11,4 +11,8 @@ bash scripts/setup.sh
 bash scripts/setup_chromium.sh || echo "[test] warning: no chromium; the dashboard's browser tests will skip"
 . .venv/bin/activate
 export RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER=0   # Ray stays on 127.0.0.1
-python -m pytest tests -q -p no:cacheprovider --durations=20 "$@"
+# two test processes (pytest-xdist) on 2 cores: much of the suite waits on Ray, sockets and
+# subprocesses, so two at once take ~2/3 of the serial time; MSAGENT_TEST_WORKERS=0 runs serially
+WORKERS="${MSAGENT_TEST_WORKERS:-2}"
+XDIST=(); [ "$WORKERS" = 0 ] || XDIST=(-n "$WORKERS" --dist worksteal)
+python -m pytest tests -q -p no:cacheprovider --durations=20 "${XDIST[@]}" "$@"

@@ -57,7 +57,9 @@ class RayBackend(Backend):
         self._embedded = address is None
         self._owns_ray = not ray.is_initialized()
         if self._owns_ray:
-            ray.init(address=address, namespace=namespace, include_dashboard=False,
+            # "local": an embedded Ray is always new; with None, Ray would join whatever
+            # cluster `ray start` (or another process's test cluster) last left on this machine
+            ray.init(address=address or "local", namespace=namespace, include_dashboard=False,
                      num_cpus=num_cpus if address is None else None,
                      logging_level=logging.WARNING, log_to_driver=True)
         from msagent.runtime.ray_actors import ControlActor

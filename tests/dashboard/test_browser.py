@@ -39,6 +39,7 @@ def page(chromium: Any) -> Iterator[Any]:
     assert errors == [], f"console errors: {errors}"
 
 
+@pytest.mark.slow
 def test_ladder_heatmap_and_lineage_show_the_league(league_run: Path, page: Any) -> None:
     league = feed_state(league_run)["league"]
     with BackgroundServer(league_run) as server:
@@ -79,6 +80,7 @@ def _assert_heatmap_matches(heatmap: dict, league: dict) -> None:
     assert checked >= 4
 
 
+@pytest.mark.slow
 def test_the_page_follows_new_match_results(league_run: Path, tmp_path: Path,
                                              page: Any) -> None:
     run = Path(shutil.copytree(league_run, tmp_path / league_run.name))
@@ -109,6 +111,7 @@ def _one_more_result(league: dict, a: str, b: str) -> dict:
             "match_log": [*league["match_log"], entry]}
 
 
+@pytest.mark.slow
 def test_nash_conv_shows_beside_the_win_rates(league_run: Path, tmp_path: Path,
                                              page: Any) -> None:
     """Points with the evaluated player's NashConv (as a Kuhn poker league writes them) add a
@@ -127,6 +130,7 @@ def test_nash_conv_shows_beside_the_win_rates(league_run: Path, tmp_path: Path,
     assert any(t["name"] == "vs bot:random" for t in traces)
 
 
+@pytest.mark.slow
 def test_payoff_order_by_name(league_run: Path, page: Any) -> None:
     with BackgroundServer(league_run) as server:
         open_dashboard(page, server.url)
@@ -135,6 +139,7 @@ def test_payoff_order_by_name(league_run: Path, page: Any) -> None:
     assert x == sorted(x)
 
 
+@pytest.mark.slow
 def test_psro_run_shows_nash_conv_and_meta_strategies(psro_run: Path, page: Any) -> None:
     psro = feed_state(psro_run)["psro"]
     with BackgroundServer(psro_run.parent) as server:
@@ -152,6 +157,7 @@ def test_psro_run_shows_nash_conv_and_meta_strategies(psro_run: Path, page: Any)
         assert math.isclose(sum(last), 1.0, rel_tol=1e-6)
 
 
+@pytest.mark.slow
 def test_a_missing_run_directory_is_a_clear_page(tmp_path: Path, page: Any) -> None:
     with BackgroundServer(tmp_path / "runs") as server:
         open_dashboard(page, server.url)

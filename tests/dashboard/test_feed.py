@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 import json
 from pathlib import Path
 
@@ -28,6 +29,7 @@ def test_state_is_strict_json_with_format_and_time(tmp_path: Path) -> None:
     assert [json.loads(line)["x"] for line in lines] == [1, 2]
 
 
+@pytest.mark.slow
 def test_a_league_run_publishes_its_final_league_state(league_run: Path) -> None:
     state = feed_state(league_run)
     checkpoint = RunDir(league_run).latest_checkpoint()
@@ -42,6 +44,7 @@ def test_a_league_run_publishes_its_final_league_state(league_run: Path) -> None
     assert len(table.participants()) >= 5
 
 
+@pytest.mark.slow
 def test_a_league_run_appends_ratings_over_time(league_run: Path) -> None:
     lines = (league_run / "feed" / "timeline.jsonl").read_text().splitlines()
     points = [json.loads(line) for line in lines]
@@ -51,6 +54,7 @@ def test_a_league_run_appends_ratings_over_time(league_run: Path) -> None:
     assert points[-1]["progress"]["env_steps"] >= points[0]["progress"]["env_steps"]
 
 
+@pytest.mark.slow
 def test_a_psro_run_publishes_each_iteration(psro_run: Path) -> None:
     state = feed_state(psro_run)
     assert state["kind"] == "psro" and state["game"] == "kuhn_poker()"

@@ -66,6 +66,7 @@ def dashboard_process(root: Path, *options: str) -> Iterator[tuple[int, str]]:
         proc.wait(30)
 
 
+@pytest.mark.slow
 def test_on_a_wildcard_address_only_loopback_and_allowed_hosts_are_served(
         run_with_a_password: Path):
     with dashboard_process(run_with_a_password.parent, "--host", "0.0.0.0") as (port, said):

@@ -22,6 +22,8 @@ from pydantic import BaseModel
 from msagent.config import TrainConfig
 from msagent.config.gateway import GatewayConfig
 
+pytestmark = pytest.mark.slow  # runs training (or a site build): not in the fast tier
+
 ROOT = Path(__file__).resolve().parents[2]
 README = ROOT / "README.md"
 README_MAX_LINES = 500

@@ -33,6 +33,7 @@ def test_boxing_is_one_seat_of_stacked_grayscale_frames_against_the_game_ai() ->
     env.close()
 
 
+@pytest.mark.slow
 def test_the_baselines_preprocessing_trains_on_signs_and_counts_the_points() -> None:
     env = atari_env.make_env(size=42, max_frames=2000, max_pool=True, clip_reward=True,
                              noop_max=30)

@@ -94,6 +94,7 @@ def test_threat_bot_keeps_the_careful_rules() -> None:
     assert bot.act_batch([block], [ALL]).tolist() == [4]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("other, least", [("lookahead", 0.75), ("careful", 0.6)])
 def test_threat_bot_beats_the_lookahead_and_the_careful_bot(other: str, least: float) -> None:
     bots = [load_bot(str(C4 / "threat_bot.py")), load_bot(str(C4 / f"{other}_bot.py"))]

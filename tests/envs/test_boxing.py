@@ -76,6 +76,7 @@ def test_without_the_seat_plane_observations_are_four_frames() -> None:
     env.close()
 
 
+@pytest.mark.slow
 def test_a_random_game_ends_with_the_round_and_every_step_is_zero_sum() -> None:
     env = boxing_env.make_env()
     turns = random_game(env, seed=3)
@@ -221,6 +222,7 @@ def test_the_sparring_bot_plays_the_attackers_move_except_in_its_random_share() 
     assert len(set(moves.tolist())) == 18  # the random share presses every button
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("seat", [0, 1])
 def test_the_attacker_bot_outpunches_the_random_bot_from_either_seat(seat: int) -> None:
     env = as_multi_agent(boxing_env.make_env(max_pool=True, noop_max=30))
@@ -236,6 +238,7 @@ def test_the_attacker_bot_outpunches_the_random_bot_from_either_seat(seat: int) 
     assert points[seat] - points[1 - seat] >= 20, points
 
 
+@pytest.mark.slow
 def test_a_short_boxing_league_trains_snapshots_and_evaluates(tmp_path: Path) -> None:
     """``msagent train examples/boxing_league.toml`` with short games (200 frames), asked to
     stop (``msagent stop``) once both players have snapshots after training and the random

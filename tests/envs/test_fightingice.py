@@ -39,6 +39,7 @@ def play_random(env: FightingICEEnv, turn: Turn, seed: int = 0) -> tuple[Turn, n
     return turn, returns
 
 
+@pytest.mark.slow
 def test_spaces_and_the_first_turn(fake: FightingICEEnv) -> None:
     assert as_multi_agent(fake) is fake
     assert fake.seats == ("P1", "P2") and fake.action_space.n == len(ACTIONS) == 42
@@ -52,6 +53,7 @@ def test_spaces_and_the_first_turn(fake: FightingICEEnv) -> None:
     assert turn.obs[0][0] == 1.0
 
 
+@pytest.mark.slow
 def test_a_round_ends_with_zero_sum_rewards_that_sum_to_the_hp_difference(
         fake: FightingICEEnv) -> None:
     for game in range(2):
@@ -63,6 +65,7 @@ def test_a_round_ends_with_zero_sum_rewards_that_sum_to_the_hp_difference(
     assert len(fake.round_results) == 2
 
 
+@pytest.mark.slow
 def test_the_outcome_follows_the_hp_left(fake: FightingICEEnv) -> None:
     """P1 walks in and kicks, P2 stands still: P1 ends with more HP and the positive return."""
     walk, kick = ACTIONS.index("FORWARD_WALK"), ACTIONS.index("STAND_B")
@@ -81,6 +84,7 @@ def test_the_outcome_follows_the_hp_left(fake: FightingICEEnv) -> None:
     assert total[0] > 0 > total[1]
 
 
+@pytest.mark.slow
 def test_an_illegal_action_is_refused(fake: FightingICEEnv) -> None:
     fake.reset()
     with pytest.raises(IllegalActionError, match="AIR|legal"):
@@ -94,6 +98,7 @@ def test_keys_mirror_when_facing_left() -> None:
     assert not legal_mask(True)[ACTIONS.index("STAND_A")] and legal_mask(True)[0]
 
 
+@pytest.mark.slow
 def test_a_killed_server_truncates_the_game_and_is_restarted(fake: FightingICEEnv) -> None:
     turn = fake.reset()
     turn = fake.step({s: 0 for s in turn.to_act})
@@ -106,6 +111,7 @@ def test_a_killed_server_truncates_the_game_and_is_restarted(fake: FightingICEEn
     assert returns[0] == pytest.approx(-returns[1])
 
 
+@pytest.mark.slow
 def test_a_game_left_midway_is_abandoned_and_the_next_one_starts(fake: FightingICEEnv) -> None:
     turn = fake.reset()
     for _ in range(5):

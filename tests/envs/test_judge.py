@@ -42,6 +42,7 @@ def test_the_judge_lists_every_position_with_a_move_per_seat(exams) -> None:
     assert exams[0].values[empty[0]].max() == 0
 
 
+@pytest.mark.slow
 def test_the_minimax_agrees_with_openspiel_on_every_position() -> None:
     # an independent minimax over OpenSpiel's tic_tac_toe (its own rules and returns), each
     # state's legal moves valued for the mover, compared with the perfect player's

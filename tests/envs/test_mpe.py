@@ -54,6 +54,7 @@ def test_validate_env_passes_a_padded_mpe_game(tmp_path: Path) -> None:
     assert report.games >= 10 and report.avg_length == 25.0
 
 
+@pytest.mark.slow
 def test_one_policy_learns_speaker_listener(tmp_path: Path) -> None:
     """Random play averages -42 per episode (200 games); a 2-minute run on the embedded Ray
     went on to -12 to -17. Both seats earn the same reward."""

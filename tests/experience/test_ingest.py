@@ -182,6 +182,7 @@ def test_uploads_kept_as_sent_are_checked_and_stored_like_records(redis_url: str
         assert why in dead[entry], (why, dead[entry])
 
 
+@pytest.mark.slow
 def test_entries_a_dead_consumer_left_pending_are_claimed(redis_url: str, tmp_path):
     client, keys = redis.Redis.from_url(redis_url), new_keys()
     store = ExperienceStore(str(tmp_path / "exp"))
@@ -215,6 +216,7 @@ def test_a_stop_flushes_the_buffer_before_the_flush_time(redis_url: str, tmp_pat
     assert client.xlen(keys.stream) == 0
 
 
+@pytest.mark.slow
 def test_small_reads_still_fill_whole_files(redis_url: str, tmp_path,
                                            monkeypatch: pytest.MonkeyPatch):
     monkeypatch.setattr("msagent.experience.ingest.READ_COUNT", 3)
@@ -252,6 +254,7 @@ def persistent_redis(workdir, port: int) -> Iterator[subprocess.Popen]:
         proc.wait()
 
 
+@pytest.mark.slow
 def test_a_redis_restart_loses_no_buffered_record(tmp_path, caplog: pytest.LogCaptureFixture):
     port, keys = _free_loopback_port(), new_keys()
     url = f"redis://127.0.0.1:{port}/0"

@@ -80,6 +80,7 @@ def stop(proc: subprocess.Popen, sig: int = signal.SIGTERM) -> int:
     return proc.wait(timeout=20)
 
 
+@pytest.mark.slow
 def test_consumers_killed_mid_load_lose_and_duplicate_nothing(redis_url: str, tmp_path):
     client, keys, total = redis.Redis.from_url(redis_url), new_keys(), 3000
     config = write_config(tmp_path, keys, batch=40, flush_s=0.1, claim_idle_ms=400)
@@ -112,6 +113,7 @@ def test_consumers_killed_mid_load_lose_and_duplicate_nothing(redis_url: str, tm
     assert "claimed" in log.read_text()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
 def test_a_stop_signal_writes_the_buffered_records(redis_url: str, tmp_path, sig: int):
     client, keys = redis.Redis.from_url(redis_url), new_keys()

@@ -23,6 +23,8 @@ from msagent.exporting.run_export import load_run_policy, sample_game
 from msagent.rundir import RunDir
 from tests.exporting.helpers import EXAMPLES, TICTACTOE, gym_observations
 
+pytestmark = pytest.mark.slow  # runs training (or a site build): not in the fast tier
+
 REPO = EXAMPLES.parent
 runner = CliRunner()
 

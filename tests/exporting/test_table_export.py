@@ -16,6 +16,8 @@ from msagent.exporting.run_export import load_run_policy
 from msagent.psro.tabular_io import read_policy, to_openspiel
 from tests.exporting.test_cli_export import train_league
 
+pytestmark = pytest.mark.slow  # runs training (or a site build): not in the fast tier
+
 pyspiel = pytest.importorskip("pyspiel")
 exploitability = pytest.importorskip("open_spiel.python.algorithms.exploitability")
 

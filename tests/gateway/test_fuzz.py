@@ -181,6 +181,7 @@ def _encode(body: dict[str, Any], fmt: str) -> bytes:
 
 # ---------------------------------------------------------------------------------- tests
 
+@pytest.mark.slow
 def test_mutated_episodes(fuzz: Fuzz) -> None:
     @settings(max_examples=MUTATED, **SETTINGS)
     @given(game=st.sampled_from([g["name"] for g in GAMES]), steps=st.integers(1, 4),
@@ -204,6 +205,7 @@ def test_mutated_episodes(fuzz: Fuzz) -> None:
     assert fuzz.statuses[201] > 500 and fuzz.statuses[422] > 1000, fuzz.statuses
 
 
+@pytest.mark.slow
 def test_structures_near_the_schema(fuzz: Fuzz) -> None:
     good = {g["name"]: _jsonable(episode(2, game=g["name"])) for g in GAMES}
 
@@ -226,6 +228,7 @@ def test_structures_near_the_schema(fuzz: Fuzz) -> None:
     assert (fuzz.statuses - before)[422] > NEAR_SCHEMA // 2
 
 
+@pytest.mark.slow
 def test_random_bytes_and_headers(fuzz: Fuzz) -> None:
     valid = _encode(episode(3), "msgpack")
 

@@ -107,6 +107,7 @@ def test_a_long_head_in_one_read_is_431_and_a_head_within_the_cap_is_served(
     conn.close()
 
 
+@pytest.mark.slow
 def test_a_silent_connection_and_a_slow_head_are_408(live: Live):
     silent = live.connect()
     started = time.monotonic()
@@ -133,6 +134,7 @@ def test_a_stalled_body_is_408_and_stores_nothing(live: Live, token: str, entrie
     assert healthy(live)
 
 
+@pytest.mark.slow
 def test_a_body_that_keeps_coming_is_not_cut_off(live: Live, token: str, entries: Stream):
     data = body_of(3)
     conn = live.connect()
@@ -211,6 +213,7 @@ def test_api_docs_are_off_by_default_and_served_locally_when_on(tmp_path, redis_
         on.stop()
 
 
+@pytest.mark.slow
 def test_many_slow_clients_do_not_stop_the_others(live: Live, token: str, entries: Stream):
     """Six connections stall in their heads and bodies; uploads on others go on meanwhile."""
     stalled = [live.connect() for _ in range(3)]
@@ -236,6 +239,7 @@ def test_many_slow_clients_do_not_stop_the_others(live: Live, token: str, entrie
     assert len(entries) == 5
 
 
+@pytest.mark.slow
 def test_msagent_serve_with_two_workers_bounds_every_connection(tmp_path, redis_url):
     from msagent.gateway.redis_server import free_loopback_port
     from tests.gateway.test_serve import _serve, _write_config
@@ -328,6 +332,7 @@ def test_a_connection_queueing_too_many_requests_is_closed(live: Live):
     assert healthy(live)
 
 
+@pytest.mark.slow
 def test_a_body_trickled_forever_is_408_after_the_whole_bodys_time(tmp_path, redis_url,
                                                                    monkeypatch):
     cfg = make_config(tmp_path, rate_per_s=1e6, burst=1_000_000, body_timeout_s=2.0,

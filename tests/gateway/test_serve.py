@@ -93,6 +93,7 @@ def _wait_for(condition, timeout: float, what: str) -> None:
         time.sleep(0.02)
 
 
+@pytest.mark.slow
 def test_gateway_killed_mid_load_loses_and_duplicates_nothing(tmp_path: Path, redis_url: str):
     config = _write_config(tmp_path, redis_url, ingest=False)
     token = TokenStore(tmp_path / "data" / "tokens.json").create("game", ["upload"],
@@ -115,6 +116,7 @@ def test_gateway_killed_mid_load_loses_and_duplicates_nothing(tmp_path: Path, re
     assert "gateway stopped" in log.read_text()
 
 
+@pytest.mark.slow
 def test_a_worker_killed_mid_load_loses_and_duplicates_nothing(tmp_path: Path,
                                                                redis_url: str):
     config = _write_config(tmp_path, redis_url, ingest=False,
@@ -171,6 +173,7 @@ def _assert_each_acked_upload_stored_once(config: Path, redis_url: str,
     assert max(stored.values()) == 1  # nothing stored twice, acknowledged or not
 
 
+@pytest.mark.slow
 def test_serve_with_embedded_redis_and_ingest_stops_everything_on_sigterm(tmp_path: Path,
                                                                          redis_url: str):
     config = _write_config(tmp_path, "", ingest=True)
@@ -209,6 +212,7 @@ def test_serve_with_embedded_redis_and_ingest_stops_everything_on_sigterm(tmp_pa
     assert not alive
 
 
+@pytest.mark.slow
 def test_the_embedded_redis_has_a_password_no_output_or_command_line_shows(tmp_path: Path):
     config = _write_config(tmp_path, "", ingest=True)
     token = TokenStore(tmp_path / "data" / "tokens.json").create("game", ["upload"],
@@ -255,6 +259,7 @@ def _assert_nobody_cannot_reach(consumer: int, redis_port: int, password: str) -
     assert "NOAUTH" in xadd.stdout + xadd.stderr
 
 
+@pytest.mark.slow
 def test_workers_share_the_port_and_the_rate_limits_and_die_with_serve(tmp_path: Path,
                                                                       redis_url: str):
     prefix = f"test:{uuid.uuid4().hex[:12]}"
@@ -317,6 +322,7 @@ def _upload_once(port: int, token: str, episode_id: str) -> int:
     return {"stored": 201, "duplicate": 200}[answer["status"]]
 
 
+@pytest.mark.slow
 def test_serve_with_a_bad_config_is_one_line_and_exit_2(tmp_path: Path):
     bad = tmp_path / "bad.toml"
     bad.write_text('[gateway]\nport = "eighty"\n')

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from collections import Counter
 
 import numpy as np
@@ -79,6 +80,7 @@ def _opponents(league: League, pid: str, n: int = 2000) -> tuple[Counter[str], f
     return Counter(str(m.opponents()[0]) for m in matches), seat0
 
 
+@pytest.mark.slow
 def test_main_plays_the_configured_mix_from_both_seats() -> None:
     counts, seat0 = _opponents(started(seed=7), "main")
     assert abs(seat0 - 0.5) < 0.05

@@ -140,6 +140,7 @@ print(json.dumps([pool.push("main", {"w": np.zeros(4)}).version for _ in range(i
 """
 
 
+@pytest.mark.slow
 def test_two_processes_pushing_to_redis_get_consecutive_versions(redis_url: str) -> None:
     """Real processes pushing at once rely on Redis INCR for distinct versions."""
     prefix, n = f"test:procs:{os.getpid()}:{id(redis_url)}", 25

@@ -26,6 +26,7 @@ def teacher_fragment(rng: np.random.Generator, t_len: int = 16) -> Fragment:
                     policy=ModelKey("clients", 0))
 
 
+@pytest.mark.slow
 def test_cloning_learns_the_teachers_rule_from_data_it_did_not_act():
     policy = Policy(OBS, gym.spaces.Discrete(2), NetworkConfig(hidden=(32,)), seed=0)
     bc = BehaviourCloning(policy, PPOConfig(epochs=4, minibatches=4, lr=3e-3, ent_coef=0.0))

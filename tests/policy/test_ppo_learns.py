@@ -37,6 +37,7 @@ def _local(policy: Policy):
     return policy_act(policy, ModelKey("main", 1))
 
 
+@pytest.mark.slow
 def test_ppo_solves_cartpole_with_the_reference_settings() -> None:
     ref = _reference()
     settings = dataclasses.replace(ref.CARTPOLE_REFERENCE, max_steps=300_000)

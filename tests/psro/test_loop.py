@@ -70,6 +70,7 @@ def test_general_sum_game_with_prd_lowers_nash_conv():
     assert state.history[-1].nash_conv < state.history[0].nash_conv
 
 
+@pytest.mark.slow
 def test_leduc_exact_psro_gets_below_a_stated_nash_conv():
     tree, members, state = run("leduc_poker", iterations=25)
     assert state.history[0].nash_conv == pytest.approx(4.7472, abs=1e-3)

@@ -41,6 +41,7 @@ def act_with(nets, greedy=False):
     return act
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name, privileged", [("kuhn_poker", False), ("leduc_poker", False),
                                               ("leduc_poker", True)])
 def test_exact_entry_matches_the_mean_of_played_games(name, privileged):

@@ -160,6 +160,7 @@ def test_export_of_a_folder_without_psro_checkpoint_is_refused(tmp_path):
     assert "not an msagent run directory" in result.output
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("how,code,reason", [("SIGINT", 130, "SIGINT"),
                                               ("STOP", 0, "stop requested (STOP file)")])
 def test_sigint_or_msagent_stop_ends_it_cleanly_with_a_checkpoint(tmp_path, how, code, reason):

@@ -97,6 +97,7 @@ def test_a_silent_peer_does_not_stop_other_callers(server: tuple[str, bytes]) ->
         peer.wait()
 
 
+@pytest.mark.slow
 def test_calls_may_outlast_the_handshake_timeout(server: tuple[str, bytes]) -> None:
     address, key = server  # a guard: the handshake's socket timeouts end with it
     clients, route = _caller(address, key)
@@ -105,6 +106,7 @@ def test_calls_may_outlast_the_handshake_timeout(server: tuple[str, bytes]) -> N
         (True, seconds)
 
 
+@pytest.mark.slow
 def test_a_silent_peer_is_closed_after_the_handshake_timeout(server: tuple[str, bytes]) -> None:
     address, _ = server
     report = _report(_silent_peer(address, wait_s=channel.HANDSHAKE_TIMEOUT_S + 5.0),
@@ -151,6 +153,7 @@ def test_a_peer_of_another_user_is_refused_at_once(server: tuple[str, bytes]) ->
     assert _bounded(lambda: clients.call(route, "echo", ("still",), {}), 3.0) == (True, "still")
 
 
+@pytest.mark.slow
 def test_a_caller_gives_up_on_a_server_that_never_answers_and_uses_ray() -> None:
     address = f"\0msagent-test-{secrets.token_hex(8)}"
     with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as mute:

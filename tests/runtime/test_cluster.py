@@ -30,6 +30,7 @@ def two_node_cluster():
         cluster.shutdown()
 
 
+@pytest.mark.slow
 def test_instances_spread_over_two_nodes_and_retrieve_reaches_both(two_node_cluster) -> None:
     # one CPU each: 4 instances on two 2-CPU nodes must use both (SPREAD alone is best-effort
     # for actors that reserve nothing)
@@ -44,6 +45,7 @@ def test_instances_spread_over_two_nodes_and_retrieve_reaches_both(two_node_clus
     assert {pid_to_node[p] for p in pids} == nodes
 
 
+@pytest.mark.slow
 def test_a_learner_group_forms_across_two_nodes(two_node_cluster) -> None:
     from tests.runtime.group_member import GroupMember
 
@@ -61,3 +63,20 @@ def test_a_learner_group_forms_across_two_nodes(two_node_cluster) -> None:
     means = [next(iter(a.values()))["mean"] for a in answers]
     assert means == [3.0, 3.0]  # (1 + 5) / 2 on both ranks
     handle.call_all("leave")
+
+
+@pytest.mark.slow
+def test_an_embedded_ray_never_joins_a_cluster_left_on_the_machine(two_node_cluster) -> None:
+    # Ray's ray.init() joins the cluster `ray start` (or a test's Cluster) last recorded on the
+    # machine; msagent's embedded Ray must be its own, whatever else runs here
+    import subprocess
+    import sys
+
+    code = ("import ray\nfrom msagent.runtime.ray_backend import RayBackend\n"
+            "RayBackend(num_cpus=1)\n"
+            "print(ray.get_runtime_context().gcs_address, len(ray.nodes()))\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=120)
+    assert out.returncode == 0, out.stderr[-2000:]
+    gcs, nodes = out.stdout.split()[-2:]
+    assert gcs != two_node_cluster.address and nodes == "1", out.stdout

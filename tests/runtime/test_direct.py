@@ -46,6 +46,7 @@ def test_direct_batched_calls_from_many_threads_are_gathered(ray_only: str) -> N
     assert max(int(s) for s in sizes) > 1, sizes
 
 
+@pytest.mark.slow
 def test_a_slow_concurrent_direct_call_does_not_hold_up_the_others(ray_only: str) -> None:
     handle = launch(Direct)
     Solver().retrieve(handle, "echo", 0)  # the channel is open

@@ -23,6 +23,7 @@ def _kill_one(handle) -> int:
     return pid
 
 
+@pytest.mark.slow
 def test_killed_instance_fails_its_calls_in_flight_then_traffic_moves_on(ray_only: str) -> None:
     handle = launch(Worker, num=2)
     victim = handle.placements()[0]["pid"]
@@ -39,6 +40,7 @@ def test_killed_instance_fails_its_calls_in_flight_then_traffic_moves_on(ray_onl
     assert victim not in later and len(set(later)) == 1
 
 
+@pytest.mark.slow
 def test_idempotent_call_in_flight_is_retried_on_another_instance(ray_only: str) -> None:
     handle = launch(Worker, num=2)
     pids = {p["pid"] for p in handle.placements()}

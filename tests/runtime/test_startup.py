@@ -16,6 +16,7 @@ from msagent.runtime.router import REFRESH_S, Router
 from tests.runtime.direct_helpers import DiesWhileStarting, SlowStart
 
 
+@pytest.mark.slow
 def test_services_launched_without_waiting_start_in_parallel(backend: str) -> None:
     handles = [launch(SlowStart, name=f"Slow{i}", args=(3.0,), wait=False) for i in range(3)]
     for handle in handles:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -46,6 +47,7 @@ def assert_same_weights(actual: dict[str, np.ndarray], expected: dict[str, np.nd
         assert actual[name].dtype == value.dtype and np.array_equal(actual[name], value), name
 
 
+@pytest.mark.slow
 def test_learner_drops_stale_fragments_snapshots_and_checkpoints(backend: str,
                                                                  tmp_path: Path) -> None:
     run_dir = RunDir.create(tmp_path, "learner")
@@ -104,6 +106,7 @@ def test_learner_drops_stale_fragments_snapshots_and_checkpoints(backend: str,
     assert not all(np.array_equal(published[k], v) for k, v in initial.items())
 
 
+@pytest.mark.slow
 def test_parameters_lost_with_the_learner_process_do_not_break_subscribers(
         ray_only: str) -> None:
     launch(ReplayBufferService, args=([fifo_table()],))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 import subprocess
 import sys
 from pathlib import Path
@@ -62,6 +63,7 @@ README_TAGS = {
 happen); the README documented them before the docs site."""
 
 
+@pytest.mark.slow
 def test_a_training_run_writes_the_tags_the_readme_documents(inline_only: str,
                                                              tmp_path: Path) -> None:
     from tensorboard.backend.event_processing.event_accumulator import EventAccumulator

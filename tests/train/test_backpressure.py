@@ -23,6 +23,7 @@ def test_the_room_is_a_few_batches_below_the_allowed_lag(settings: dict, room: i
     assert queue_room(LearnerSection(**settings), 16) == room
 
 
+@pytest.mark.slow
 def test_async_workers_wait_for_a_slower_learner(tmp_path: Path) -> None:
     """IMPALA on tic-tac-toe, 20 k env steps on one process: 106-110 updates of 16 fragments
     and 250-290 dropped; without the wait (queued_batches = 0) the actors took the learner's

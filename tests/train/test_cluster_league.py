@@ -99,6 +99,7 @@ def _all_back(run: Path) -> bool:
     return bool(replacements) and all(r["back_s"] is not None for r in replacements)
 
 
+@pytest.mark.slow
 def test_a_league_is_placed_survives_a_lost_node_and_resumes_on_a_new_cluster(
         cluster: ThreeNodes, tmp_path: Path) -> None:
     cfg = league_config(tmp_path, "ray", "run.stop.time_s=150", *PLACEMENT)

@@ -17,6 +17,8 @@ from msagent.runtime import state
 from msagent.train import run_training
 from tests.train.helpers import EXAMPLE, example_config
 
+pytestmark = pytest.mark.slow  # runs training (or a site build): not in the fast tier
+
 ENV_HEADER = "import gymnasium as gym\nimport numpy as np\n"
 
 CASES = {
@@ -97,7 +99,6 @@ def same_words(message: str) -> str:
     return re.sub(r"EnvWorker#\d+", "EnvWorker#N", message)
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize("mode", ["local", "ray"])
 def test_the_cli_prints_one_line_exits_2_and_logs_the_traceback(tmp_path: Path,
                                                                 mode: str) -> None:

@@ -17,6 +17,8 @@ from msagent.train import run_training
 from tests.services.helpers import wait_until
 from tests.train.helpers import example_config
 
+pytestmark = pytest.mark.slow  # runs training (or a site build): not in the fast tier
+
 BREAKING_ENV = '''
 import gymnasium as gym
 

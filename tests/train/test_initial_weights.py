@@ -27,6 +27,8 @@ from msagent.user_scripts import build_policy
 from tests.train.helpers import train_until
 from tests.train.league_helpers import LEAGUE_EXAMPLE, league_config
 
+pytestmark = pytest.mark.slow  # runs training (or a site build): not in the fast tier
+
 PLAYERS = '[{id="main", role="main", init=%s}, {id="main_exploiter", role="main_exploiter"}]'
 
 
@@ -142,7 +144,6 @@ def test_init_under_psro_is_refused_rather_than_ignored(trained: Path, tmp_path:
         league_config(tmp_path, "local", _players(trained), "league.psro.iterations=2")
 
 
-@pytest.mark.slow
 def test_a_league_player_starts_from_the_weights_it_names(inline_only: str,
                                                           tmp_path: Path) -> None:
     # The init is a seed-3 network, so it differs from a fresh one (seed 0) whatever a short

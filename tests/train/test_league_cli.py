@@ -22,6 +22,8 @@ from msagent.evaluate import evaluate_run
 from msagent.rundir import RunDir
 from tests.envs.cli_runs import newest_version, train_until
 
+pytestmark = pytest.mark.slow  # runs training (or a site build): not in the fast tier
+
 runner = CliRunner()
 REPO = Path(__file__).resolve().parents[2]
 TICTACTOE = REPO / "examples" / "tictactoe"

@@ -119,6 +119,7 @@ def _snapshotted(run_dir: RunDir, past: dict[str, int],
                and run_dir.snapshots.newest(p, 1)[0].version > past.get(p, 1) for p in players)
 
 
+@pytest.mark.slow
 def test_an_evaluator_averaging_snapshots_plays_and_keeps_its_games_from_the_league(
         inline_only: str, tmp_path: Path) -> None:
     cfg = league_config(tmp_path, "local", "run.stop.time_s=120",
@@ -198,6 +199,7 @@ def test_the_smallest_league_config_trains_a_game_it_never_saw(inline_only: str,
 
 
 
+@pytest.mark.slow
 def test_a_league_over_its_model_pool_memory_budget_plays_snapshots_from_files(
         inline_only: str, tmp_path: Path) -> None:
     cfg = league_config(tmp_path, "local", "run.stop.time_s=120", "services.evaluator.num=0",
@@ -232,6 +234,7 @@ def make_env():
 '''
 
 
+@pytest.mark.slow
 def test_a_kuhn_league_trains_until_its_main_agent_s_nash_conv_is_low(
         inline_only: str, tmp_path: Path) -> None:
     """No bots: the evaluator only measures NashConv (an untrained network's is about 0.9)."""
@@ -270,6 +273,7 @@ ROCK_BOT = '''def act(observation, action_mask):
 '''
 
 
+@pytest.mark.slow
 def test_a_crashing_game_engine_costs_its_games_not_the_workers_or_the_evaluator(
         inline_only: str, tmp_path: Path) -> None:
     (tmp_path / "rock.py").write_text(ROCK_BOT)

@@ -4,6 +4,7 @@ acts within the mask."""
 
 from __future__ import annotations
 
+import pytest
 from pathlib import Path
 
 from msagent.train import run_training
@@ -48,6 +49,7 @@ def make_env():
 '''
 
 
+@pytest.mark.slow
 def test_a_dict_observation_with_its_action_mask_trains(tmp_path: Path) -> None:
     result = run_training(one_seat_config(tmp_path, MASKED, 19), None, False)
     assert result["stop_reason"].startswith("mean_return"), result  # random legal play: 10

@@ -4,6 +4,7 @@ then is evaluated and exported to ONNX like any other."""
 
 from __future__ import annotations
 
+import pytest
 from pathlib import Path
 
 import numpy as np
@@ -54,6 +55,7 @@ def make_env():
 '''
 
 
+@pytest.mark.slow
 def test_ppo_learns_both_parts_of_a_multi_discrete_action(tmp_path: Path) -> None:
     result = run_training(one_seat_config(tmp_path, PICK_TWO, 19), None, False)
     assert result["stop_reason"].startswith("mean_return"), result  # random play: 8.3
@@ -67,6 +69,7 @@ def _beats_random(run_dir: RunDir) -> bool:
             and sum(r["wins"] for r in rows) >= 0.9 * sum(r["games"] for r in rows))
 
 
+@pytest.mark.slow
 def test_a_league_with_masked_multi_discrete_actions_beats_the_random_bot(
         inline_only: str, tmp_path: Path) -> None:
     """Random against random wins about 40 % (draws are common); main must answer both parts

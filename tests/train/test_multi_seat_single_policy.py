@@ -4,6 +4,7 @@ than one per env slot (which dropped three of four fragments of a 4-seat game as
 
 from __future__ import annotations
 
+import pytest
 import json
 from pathlib import Path
 
@@ -94,6 +95,7 @@ def test_one_policy_learns_a_three_seat_game_from_every_seat(tmp_path: Path) -> 
     assert result["dropped_fragments"] <= 0.05 * used, result
 
 
+@pytest.mark.slow
 def test_a_turn_based_game_keeps_most_fragments(tmp_path: Path) -> None:
     """A seat's fragment spans the workers' waits (its seat acts every other step): it is taken
     one version old, and what a worker ships past its share is taken with the batch (4-5 %
@@ -112,6 +114,7 @@ def test_a_turn_based_game_keeps_most_fragments(tmp_path: Path) -> None:
     assert evaluate_run(run_dir.path, opponent="random", games=8, seed=2).result == found.result
 
 
+@pytest.mark.slow
 def test_one_policy_learns_to_speak_and_listen_across_padded_seats(tmp_path: Path) -> None:
     """Seats that observe and act in different spaces (PadSeats): the listener can only find the
     target (random play: 0.25, no language: 1/3 at best) if the speaker names it, and the

@@ -37,6 +37,7 @@ def first_run(tmp_path: Path) -> tuple[RunDir, dict]:
     return run_dir, run_training(cfg, run_dir, False)
 
 
+@pytest.mark.slow
 def test_resume_continues_versions_counters_and_progress(inline_only: str,
                                                          tmp_path: Path) -> None:
     run_dir, first = first_run(tmp_path)
@@ -77,6 +78,7 @@ def test_resume_continues_versions_counters_and_progress(inline_only: str,
     assert "resuming run" in marker_log and "generation 1" in marker_log
 
 
+@pytest.mark.slow
 def test_resume_refuses_a_checkpoint_of_another_network(inline_only: str,
                                                         tmp_path: Path) -> None:
     run_dir, _ = first_run(tmp_path)
@@ -90,6 +92,7 @@ def test_resume_refuses_a_checkpoint_of_another_network(inline_only: str,
         plan_resume(cfg, run_dir)
 
 
+@pytest.mark.slow
 def test_unreadable_checkpoints_are_skipped_and_none_readable_is_an_error(
         inline_only: str, tmp_path: Path) -> None:
     run_dir, first = first_run(tmp_path)

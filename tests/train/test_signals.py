@@ -114,6 +114,7 @@ def test_msagent_stop_refuses_a_folder_that_is_not_a_run(tmp_path: Path) -> None
     assert not (tmp_path / "STOP").exists()
 
 
+@pytest.mark.slow
 def test_a_stop_asked_while_the_services_start_is_kept_and_an_old_one_is_not(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     cfg = example_config(tmp_path, "local", "run.stop.mean_return=0", "run.stop.env_steps=0",
