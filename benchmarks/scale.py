@@ -315,7 +315,7 @@ def fill_league(league: ServiceHandle, snapshots: int) -> None:
     """Add ``snapshots`` frozen snapshots (every fifth the exploiter's) for PFSP to weigh."""
     for version in range(1, snapshots + 1):
         player = "main_exploiter" if version % 5 == 0 else "main"
-        league.call_all("add_snapshot", player, ModelKey(player, version), version * 10)
+        league.call_all(LeagueService.add_snapshot, player, ModelKey(player, version), version * 10)
 
 
 def fill_pool(pool: ServiceHandle, snapshots: int, snapshot_mb: float) -> list[ModelKey]:
@@ -326,7 +326,7 @@ def fill_pool(pool: ServiceHandle, snapshots: int, snapshot_mb: float) -> list[M
     for _ in range(snapshots):
         weights = {f"layer{i}.weight": rng.standard_normal(per_layer).astype(np.float32)
                    for i in range(4)}
-        keys.append(pool.call_all("push", POOL_POLICY, weights, {"frozen": True})[0])
+        keys.append(pool.call_all(ModelPoolService.push, POOL_POLICY, weights, {"frozen": True})[0])
     return keys
 
 

@@ -22,6 +22,8 @@ import msagent  # noqa: E402
 import msagent.cli  # noqa: E402,F401  (the imports of `msagent train`)
 from msagent.config.loader import load_config  # noqa: E402
 from msagent.services.inference import mean_batch_size  # noqa: E402
+from msagent.services.learner import Learner  # noqa: E402
+from msagent.services.looping import Drainable, Looping  # noqa: E402
 from msagent.train.wiring import RunInfo, Services, connect_services  # noqa: E402
 
 CONFIG = Path(__file__).resolve().parents[1] / "examples" / "cartpole_ppo.toml"
@@ -37,7 +39,7 @@ def since_start() -> float:
 def first_step(services: Services) -> float:
     """Wait for the workers' first env step; its seconds since process start."""
     while True:
-        times = [d.get("first_step_time") for d in services.workers.call_all("drain")]
+        times = [d.get("first_step_time") for d in services.workers.call_all(Drainable.drain)]
         if any(times):
             return min(t for t in times if t) - PROCESS_START
         time.sleep(0.01)
@@ -69,15 +71,15 @@ def main() -> None:
     out: dict[str, object] = {"ray_up_s": round(since_start(), 2)}
     services = connect_services(cfg, RunInfo())
     out["services_up_s"] = round(since_start(), 2)
-    services.learner.call_all("run")
-    services.workers.call_all("run")
+    services.learner.call_all(Learner.run)
+    services.workers.call_all(Looping.run)
     out["first_step_s"] = round(first_step(services), 2)
     out.update(memory(services))
     if services.inference is not None:
         time.sleep(BATCH_SECONDS)
         out["inference_mean_batch"] = mean_batch_size(services.inference.stats())
-    services.workers.call_all("stop")
-    services.learner.call_all("stop")
+    services.workers.call_all(Looping.stop)
+    services.learner.call_all(Learner.stop)
     msagent.shutdown()
     print(json.dumps(out))
 
