@@ -71,7 +71,10 @@ def train(
     run_dir: RunDir | None = None
     try:
         cfg = load(config, list(set_ or []), mode, address)
-        plan, run_dir = prepare(cfg, resume, result_json, out)
+        from msagent.train.prepare import prepare
+
+        plan, run_dir = prepare(cfg, resume, result_json,
+                                lambda msg: out.print(Text(f"warning: {msg}", style="yellow")))
         out.print(Text(f"run directory: {run_dir.path}", style="bold"))
         result = run(cfg, run_dir, plan)
         _add_final_evaluation(cfg, run_dir, result, out)
@@ -339,52 +342,6 @@ def load(config: Path, overrides: list[str], mode: Mode | None, address: str | N
     if mode is not None:
         overrides.append(f"run.mode={json.dumps(mode.value)}")
     return load_config(config, overrides)
-
-
-def prepare(cfg: TrainConfig, resume: Path | None, result_json: Path | None,
-            out: Console) -> tuple[Any, RunDir]:
-    """Every check that can fail before training, then the run directory with the config.
-
-    Nothing is written (no run directory made, no config replaced) unless every check passed.
-    """
-    from msagent.preflight import check_address, check_output
-    from msagent.train.psro_run import check_psro_game
-    from msagent.train.supported import check_supported
-
-    check_supported(cfg)
-    check_psro_game(cfg)
-    check_output(result_json)
-    if cfg.run.mode == "ray" and cfg.run.address:
-        check_address(cfg.run.address)
-    plan, run_dir = None, None
-    if resume is None:
-        from msagent.train.initial_weights import initial_weights
-
-        initial_weights(cfg)  # a bad [[league.players]] init fails before a run dir is made
-    if resume is not None:
-        from msagent.rundir import RunDir
-        from msagent.train.resume import plan_resume
-
-        run_dir = RunDir.open(resume)
-        if cfg.league is not None and cfg.league.psro is not None and \
-                cfg.league.psro.oracle == "exact":
-            from msagent.psro.checkpoint import load_psro_checkpoint
-
-            return load_psro_checkpoint(run_dir), open_run_dir(cfg, run_dir)
-        plan = plan_resume(cfg, run_dir, lambda msg: out.print(Text(f"warning: {msg}",
-                                                                    style="yellow")))
-    return plan, open_run_dir(cfg, run_dir)
-
-
-def open_run_dir(cfg: TrainConfig, run_dir: RunDir | None) -> RunDir:
-    """A fresh run directory (or the one to resume) holding the resolved config."""
-    from msagent.config import dump_config
-    from msagent.rundir import RunDir
-
-    if run_dir is None:
-        run_dir = RunDir.create(cfg.run.root, cfg.run.name)
-    run_dir.write_config(dump_config(cfg))
-    return run_dir
 
 
 def run(cfg: TrainConfig, run_dir: RunDir, plan: Any) -> Any:

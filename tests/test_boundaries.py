@@ -55,3 +55,14 @@ def test_no_subpackage_shadows_a_name_msagent_exports():
 
     subpackages = {m.name for m in pkgutil.iter_modules(msagent.__path__)}
     assert not subpackages & set(msagent.__all__)
+
+
+MAX_MODULE_LINES = 400
+"""The house's budget for one module (issue 53): past it, a module holds more than one job."""
+
+
+def test_no_module_is_over_its_line_budget() -> None:
+    sizes = {str(p.relative_to(PACKAGE)): len(p.read_text().splitlines())
+             for p in PACKAGE.rglob("*.py") if "static" not in p.parts}
+    long = {name: n for name, n in sizes.items() if n > MAX_MODULE_LINES}
+    assert long == {}, f"split these modules (over {MAX_MODULE_LINES} lines): {long}"
