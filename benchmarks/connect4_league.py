@@ -45,7 +45,7 @@ def throughput(seconds: float, cfg: TrainConfig, snapshots: int = 24, envs: int 
     from msagent.envs.collector import Acted
     from msagent.envs.match_collector import MatchCollector
     from msagent.policy.cache import PolicyCache
-    from msagent.services.league_client import MatchQueue
+    from msagent.services.env_worker.league_client import MatchQueue
     from msagent.user_scripts import build_policy, game_factory
     from msagent.vocabulary import Match, ModelKey, PolicyRef
 
@@ -64,7 +64,7 @@ def throughput(seconds: float, cfg: TrainConfig, snapshots: int = 24, envs: int 
         for ref, (obs, masks, _states) in groups.items():
             if ref.kind == "player":
                 acted = main.act(obs, masks)
-            else:  # as msagent.services.acting: a frozen seat needs no values
+            else:  # as msagent.services.env_worker.acting: a frozen seat needs no values
                 acted = cache.get(ref.key).act(obs, masks, values=False)
             out[ref] = Acted(acted, ModelKey(ref.name, ref.version))
         return out

@@ -30,7 +30,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from msagent.policy import NetworkConfig, Policy, PPO, PPOConfig  # noqa: E402
 from msagent.policy.algorithms.collective import TorchCollective  # noqa: E402
-from msagent.services.learner_group import free_port  # noqa: E402
+from msagent.services.learner.group import free_port  # noqa: E402
 from msagent.vocabulary import Fragment, ModelKey  # noqa: E402
 
 NETWORKS = {

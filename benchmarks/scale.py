@@ -73,12 +73,12 @@ import ray  # noqa: E402
 import msagent  # noqa: E402
 from msagent import ServiceHandle, Solver, launch, register  # noqa: E402
 from msagent.league.settings import MAIN, MAIN_EXPLOITER, LeagueSettings, PlayerSpec  # noqa: E402
-from msagent.services.inference import (PolicyScripts, PredictRequest, configured,  # noqa: E402
-                                        mean_batch_size)
+from msagent.services.inference import configured, mean_batch_size  # noqa: E402
 from msagent.services.league import LeagueService  # noqa: E402
 from msagent.services.model_pool import ModelPoolService  # noqa: E402
 from msagent.user_scripts import game_factory  # noqa: E402
-from msagent.vocabulary import EpisodeResult, Match, ModelKey  # noqa: E402
+from msagent.vocabulary import (EpisodeResult, Match, ModelKey, PolicyScripts,  # noqa: E402
+                                PredictRequest)
 
 ROOT = Path(__file__).resolve().parent.parent
 ENV_SCRIPT = ROOT / "examples" / "cartpole" / "cartpole_env.py"

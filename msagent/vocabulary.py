@@ -213,3 +213,35 @@ class EpisodeResult:
     info: dict[str, Any] = field(default_factory=dict)
     match: Match | None = None
     seat_returns: tuple[float, ...] = ()
+
+
+@dataclass
+class PredictRequest:
+    """One env worker's observations for one policy.
+
+    ``version=None`` asks for the trainable policy's newest parameters, at least
+    ``min_version``; a version number asks for that frozen snapshot from the model pool.
+    ``action_mask`` (``[N, A]`` bools) restricts discrete actions to the legal ones.
+    """
+
+    obs: np.ndarray
+    policy_id: str
+    min_version: int = 0
+    version: int | None = None
+    action_mask: np.ndarray | None = None
+    values: bool = True
+    """False: the state values are not needed (a frozen opponent's seat): the critic is skipped."""
+    state: np.ndarray | None = None
+    """``[N, state_size]`` recurrent states of the rows (None: fresh episodes, or feed-forward)."""
+    greedy: bool = False
+    """Take the most likely legal action instead of sampling."""
+
+
+@dataclass
+class PolicyScripts:
+    """Where the user's env and agent live, to build policies of the right shape."""
+
+    env_script: str
+    agent_script: str
+    env_params: dict[str, Any]
+    seed: int = 0

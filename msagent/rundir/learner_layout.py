@@ -1,6 +1,6 @@
 """Where a learner's part lies in a checkpoint: the keys that mark a one-learner or a league
 checkpoint, and a player's policy weights inside one. Readers of a run (evaluate, resume,
-initial weights) use it; ``services.learner_state`` writes that layout."""
+initial weights) use it; ``services.learner.state`` writes that layout."""
 
 from __future__ import annotations
 

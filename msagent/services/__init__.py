@@ -1,1 +1,1 @@
-"""Services built on the runtime (env worker, inference, learner, buffer, model pool)."""
+"""Services on the runtime: a folder (package) per service; helpers several share at the top."""

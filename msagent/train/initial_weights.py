@@ -22,7 +22,7 @@ from msagent.config import TrainConfig
 from msagent.errors import ConfigError
 from msagent.rundir import Checkpoint, RunDir
 from msagent.rundir.checkpoints import CheckpointStore
-from msagent.services.learner_state import checkpoint_policy
+from msagent.services.learner import checkpoint_policy
 from msagent.user_scripts import build_policy
 
 Weights = dict[str, np.ndarray]

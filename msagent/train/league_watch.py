@@ -13,8 +13,7 @@ from msagent.errors import ServiceDiedError
 from msagent.league.report import ladder_text, lineage_text, save_heatmap
 from msagent.rundir import RunDir
 from msagent.services.league import LeagueService
-from msagent.services.learner import Learner
-from msagent.services.learner_state import save_league_checkpoint
+from msagent.services.learner import Learner, save_league_checkpoint
 from msagent.services.looping import Drainable
 from msagent.telemetry.evaluation import EvalBoard
 from msagent.train.league_wiring import evaluated_player

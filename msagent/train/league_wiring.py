@@ -18,7 +18,7 @@ from msagent.services.evaluator import Evaluator, EvaluatorSettings
 from msagent.services.inference import InferenceServer, configured
 from msagent.services.learner import Learner, LearnerSettings
 from msagent.services.league import LeagueService
-from msagent.services.league_client import home_players
+from msagent.services.env_worker import home_players
 from msagent.services.model_pool import ModelPoolService
 from msagent.services.replay_buffer import ReplayBufferService
 from msagent.train.gpu_share import gpu_instances, gpu_resources
@@ -156,7 +156,7 @@ def _start_evaluator(cfg: TrainConfig, start, player: str,
     evaluators in a PSRO run."""
     ev = cfg.services.evaluator
     if cfg.league.psro is not None:
-        from msagent.services.meta_evaluator import MetaEvaluator, MetaEvaluatorSettings
+        from msagent.services.evaluator import MetaEvaluator, MetaEvaluatorSettings
 
         settings = MetaEvaluatorSettings(policy_scripts(cfg), ev.num_envs,
                                          cfg.services.inference.cache_size,

@@ -14,7 +14,7 @@ from typing import Any
 from msagent.config import TrainConfig
 from msagent.errors import ConfigError
 from msagent.rundir import Checkpoint, RunDir
-from msagent.services.learner_state import LEAGUE_REQUIRED_KEYS, REQUIRED_KEYS, policy_weights
+from msagent.services.learner import LEAGUE_REQUIRED_KEYS, REQUIRED_KEYS, policy_weights
 from msagent.train.initial_weights import fresh_weights, mismatch
 
 log = logging.getLogger("msagent.train")

@@ -12,8 +12,8 @@ from typing import Any
 from msagent.config import TrainConfig
 from msagent.rundir.directory import SPILL_NAME
 from msagent.runtime import ServiceHandle
-from msagent.services.inference import PolicyScripts
-from msagent.services.learner_publish import PublishSettings
+from msagent.services.learner import PublishSettings
+from msagent.vocabulary import PolicyScripts
 
 
 @dataclass

@@ -22,12 +22,13 @@ from msagent.train.run_services import (RunInfo, Services, group_settings, model
 from msagent.train.supported import check_supported
 from msagent.runtime import ServiceHandle, launch
 from msagent.services.env_worker import EnvWorker, WorkerSettings
-from msagent.services.inference import InferenceServer, PolicyScripts, configured
+from msagent.services.inference import InferenceServer, configured
 from msagent.services.learner import Learner, LearnerSettings
 from msagent.services.model_pool import ModelPoolService
 from msagent.services.replay_buffer import ReplayBufferService
 from msagent.services.store_reader import ReaderSettings, StoreReader
 from msagent.user_scripts import game_factory
+from msagent.vocabulary import PolicyScripts
 
 POLICY_ID = "main"
 

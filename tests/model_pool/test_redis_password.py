@@ -12,14 +12,13 @@ import numpy as np
 import pytest
 import redis
 
-from msagent.cli import open_run_dir
 from msagent.config import load_config
 from msagent.errors import ConfigError
 from msagent.league import LeagueSettings
 from msagent.model_pool import ModelPool, make_store
-from msagent.services.league import LeagueService
-from msagent.services.league_mirror import read_league
+from msagent.services.league import LeagueService, read_league
 from msagent.services.model_pool import ModelPoolService
+from msagent.train.prepare import open_run_dir
 from msagent.vocabulary import ModelKey
 from tests.redis_server import protected_redis
 

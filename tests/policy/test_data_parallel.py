@@ -13,7 +13,7 @@ import torch.distributed as dist
 import torch.multiprocessing as mp
 
 from msagent.policy import NetworkConfig, Policy, PPO, PPOConfig
-from msagent.services.learner_group import free_port
+from msagent.services.learner.group import free_port
 from msagent.policy.algorithms.collective import (SINGLE, TorchCollective, _buckets,
                                                  global_normalize)
 from tests.policy.helpers import acted_fragment

@@ -144,7 +144,7 @@ def test_a_gpu_group_reduces_cuda_gradients_over_nccl_and_cpu_flags_over_gloo() 
     import torch.distributed as dist
 
     from msagent.policy.algorithms.collective import TorchCollective
-    from msagent.services.learner_group import free_port, group_backend
+    from msagent.services.learner.group import free_port, group_backend
 
     dist.init_process_group(group_backend(True), init_method=f"tcp://127.0.0.1:"
                             f"{free_port('127.0.0.1')}", rank=0, world_size=1)

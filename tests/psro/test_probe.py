@@ -15,7 +15,7 @@ from msagent.envs.adapters import as_multi_agent
 from msagent.envs.adapters.openspiel import OpenSpielAdapter
 from msagent.policy import NetworkConfig, Policy
 from msagent.psro.probe import NashConvProbe, probe_for_game
-from msagent.services.nash_conv_watch import NashConvWatch
+from msagent.services.evaluator.nash_conv_watch import NashConvWatch
 
 
 def kuhn_policy(seed: int = 0, recurrent: bool = False) -> Policy:

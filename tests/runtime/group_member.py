@@ -7,7 +7,7 @@ import os
 import torch
 
 from msagent.runtime import current_instance, register
-from msagent.services.learner_group import join_group, leave_group
+from msagent.services.learner.group import join_group, leave_group
 
 
 class GroupMember:

@@ -12,9 +12,8 @@ import numpy as np
 from msagent.buffer import TableConfig
 from msagent.envs import policy_act, solo_collector
 from msagent.policy import Policy
-from msagent.services.inference import PolicyScripts
 from msagent.user_scripts import build_policy, env_factory
-from msagent.vocabulary import Fragment, ModelKey
+from msagent.vocabulary import Fragment, ModelKey, PolicyScripts
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "cartpole"
 SCRIPTS = PolicyScripts(str(EXAMPLES / "cartpole_env.py"), str(EXAMPLES / "cartpole_agent.py"),

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from msagent.runtime import Solver, launch, publish
-from msagent.services.acting import Acting
+from msagent.services.env_worker import Acting
 from msagent.services.inference import InferenceServer
 from msagent.services.model_pool import ModelPoolService
 from msagent.services.params import params_topic

@@ -7,10 +7,10 @@ import time
 
 from msagent.runtime import Solver, launch, publish
 from msagent.services.env_worker import EnvWorker, WorkerSettings
-from msagent.services.inference import InferenceServer, PredictRequest, mean_batch_size
+from msagent.services.inference import InferenceServer, mean_batch_size
 from msagent.services.params import params_topic
 from msagent.services.replay_buffer import ReplayBufferService
-from msagent.vocabulary import ModelKey
+from msagent.vocabulary import ModelKey, PredictRequest
 from tests.services.helpers import SCRIPTS, cartpole_obs, cartpole_policy, fifo_table, wait_until
 
 

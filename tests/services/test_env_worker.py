@@ -9,10 +9,10 @@ from typing import Any
 
 from msagent.runtime import ServiceHandle, Solver, launch, publish, register
 from msagent.services.env_worker import EnvWorker, WorkerSettings
-from msagent.services.inference import InferenceServer, PredictRequest
+from msagent.services.inference import InferenceServer
 from msagent.services.params import params_topic
 from msagent.services.replay_buffer import ReplayBufferService
-from msagent.vocabulary import ModelKey
+from msagent.vocabulary import ModelKey, PredictRequest
 from tests.services.helpers import SCRIPTS, TABLE, cartpole_policy, fifo_table, wait_until
 
 K, T = 4, 8

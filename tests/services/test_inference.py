@@ -11,10 +11,10 @@ import pytest
 from msagent.envs import Acted
 from msagent.policy import Policy
 from msagent.runtime import ServiceHandle, Solver, launch, publish
-from msagent.services.inference import InferenceServer, PredictRequest, configured
+from msagent.services.inference import InferenceServer, configured
 from msagent.services.model_pool import ModelPoolService
 from msagent.services.params import params_topic
-from msagent.vocabulary import ModelKey
+from msagent.vocabulary import ModelKey, PredictRequest
 from tests.services.helpers import SCRIPTS, cartpole_obs, cartpole_policy
 
 

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from msagent.services.league_client import MatchQueue, home_players, swap_seats
-from msagent.services.inference import PolicyScripts
+from msagent.services.env_worker.league_client import MatchQueue, home_players, swap_seats
 from msagent.train.league_wiring import game_facts, player_batches
-from msagent.vocabulary import Match, ModelKey, PolicyRef
+from msagent.vocabulary import Match, ModelKey, PolicyRef, PolicyScripts
 
 MAIN, SNAP = PolicyRef.player("main"), PolicyRef.snapshot(ModelKey("main", 3))
 

@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 from msagent.league import LeagueSettings
-from msagent.services.league import LeagueService
-from msagent.services.league_mirror import read_league
+from msagent.services.league import LeagueService, read_league
 from msagent.vocabulary import EpisodeResult, ModelKey
 
 

@@ -9,7 +9,7 @@ import numpy as np
 
 from msagent.model_pool.pool import ModelPool
 from msagent.policy import ActionSpec, Policy
-from msagent.services.snapshot_average import SnapshotAverage
+from msagent.services.evaluator.snapshot_average import SnapshotAverage
 
 
 def scaled(weights: dict, factor: float) -> dict:

@@ -15,7 +15,7 @@ import pytest
 
 from msagent.rundir import RunDir
 from msagent.runtime import solver, state
-from msagent.services.learner_state import LEAGUE_REQUIRED_KEYS
+from msagent.services.learner import LEAGUE_REQUIRED_KEYS
 from msagent.train import run_training
 from msagent.train.resume import plan_resume
 from msagent.train.signals import STOP_FILE_REASON

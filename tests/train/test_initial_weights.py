@@ -16,7 +16,7 @@ from msagent.cli import CONFIG_ERROR_EXIT, app
 from msagent.errors import ConfigError
 from msagent.policy import PPO
 from msagent.rundir import RunDir
-from msagent.services.learner_state import (
+from msagent.services.learner.state import (
     LEAGUE_REQUIRED_KEYS, LearnerCounters, policy_weights, save_learner,
 )
 from msagent.train import run_training

@@ -14,7 +14,7 @@ from msagent.config import TrainConfig, dump_config, load_config
 from msagent.model_pool.stores.spilling import SPILL_SUFFIX
 from msagent.rundir import RunDir
 from msagent.rundir.directory import SPILL_NAME
-from msagent.services.learner_state import LEAGUE_REQUIRED_KEYS
+from msagent.services.learner import LEAGUE_REQUIRED_KEYS
 from msagent.train.final_evaluation import final_evaluation
 from msagent.train.resume import plan_resume
 from msagent.train.signals import STOP_FILE_REASON

@@ -22,7 +22,7 @@ from msagent.psro.neural import InfostateInputs
 from msagent.psro.tabular_io import read_policy, to_openspiel
 from msagent.psro.state import PSROState
 from msagent.rundir import RunDir
-from msagent.services.learner_state import LEAGUE_REQUIRED_KEYS
+from msagent.services.learner import LEAGUE_REQUIRED_KEYS
 from msagent.train import run_training
 from msagent.train.resume import plan_resume
 from msagent.user_scripts import build_policy

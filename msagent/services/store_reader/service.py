@@ -19,12 +19,11 @@ import numpy as np
 from msagent.experience.fragments import EpisodePlayback, RecordPool, check_actions_fit
 from msagent.runtime import current_instance, register
 from msagent.services.env_worker import worker_seed
-from msagent.services.inference import PolicyScripts
 from msagent.services.looping import Looping
 from msagent.services.params import PolicyFollower
 from msagent.services.replay_buffer import BufferClient
 from msagent.user_scripts import build_policy
-from msagent.vocabulary import ModelKey
+from msagent.vocabulary import ModelKey, PolicyScripts
 
 log = logging.getLogger("msagent.store_reader")
 IDLE_S = 0.5

@@ -8,8 +8,7 @@ from typing import Any
 
 from msagent.envs.match_collector import MatchCollector
 from msagent.runtime import current_instance, register
-from msagent.services.inference import PolicyScripts
-from msagent.services.league_client import (
+from msagent.services.env_worker.league_client import (
     group_by_table,
     worker_acting,
     worker_collector,
@@ -17,6 +16,7 @@ from msagent.services.league_client import (
 )
 from msagent.services.looping import Looping
 from msagent.services.replay_buffer import BufferClient
+from msagent.vocabulary import PolicyScripts
 
 
 @dataclass

@@ -17,16 +17,15 @@ from msagent.policy.algorithms.impala import ALGORITHMS
 from msagent.policy.devices import device_name, resolve_device
 from msagent.rundir import RunDir
 from msagent.runtime import current_instance, publish, register
-from msagent.services.inference import PolicyScripts
-from msagent.services.learner_group import (
+from msagent.services.learner.group import (
     LearnerGroupError,
     join_group,
     leave_group,
     rendezvous_topic,
 )
-from msagent.services.learner_league import LeagueHooks
-from msagent.services.learner_publish import Publisher, PublishSettings
-from msagent.services.learner_state import (
+from msagent.services.learner.league_hooks import LeagueHooks
+from msagent.services.learner.publish import Publisher, PublishSettings
+from msagent.services.learner.state import (
     LearnerCounters,
     export_learner,
     restore_learner,
@@ -36,6 +35,7 @@ from msagent.services.model_pool import PoolClient
 from msagent.services.params import params_topic
 from msagent.services.replay_buffer import BufferClient
 from msagent.user_scripts import build_policy
+from msagent.vocabulary import PolicyScripts
 
 SAMPLE_WAIT_S = 0.25
 """How long one sample call may wait for fragments (it bounds how fast ``stop`` answers)."""
@@ -59,9 +59,9 @@ class LearnerSettings:
     run_dir: str | None = None
     resume_step: int | None = None
     league: bool = False
-    """League mode: snapshots and resets as ``LeagueService`` orders (see learner_league)."""
+    """League mode: snapshots and resets as ``LeagueService`` orders (see league_hooks)."""
     group_size: int = 1
-    """Learners of this player; above 1 they form one data-parallel group (learner_group)."""
+    """Learners of this player; above 1 they form one data-parallel group (group.py)."""
     run_id: str = ""
     generation: int = 0
     collective_timeout_s: float = 120.0

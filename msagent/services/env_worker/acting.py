@@ -21,9 +21,9 @@ from msagent.errors import InstanceDiedError, ServiceNotFoundError
 from msagent.policy import ActOutput, Policy
 from msagent.policy.cache import PolicyCache
 from msagent.runtime import subscribe
-from msagent.services.inference import InferenceClient, PredictRequest, pull_weights
+from msagent.services.inference import InferenceClient, pull_weights
 from msagent.services.params import Follower, PolicyFollower, params_topic
-from msagent.vocabulary import BOT, PLAYER, ModelKey, PolicyRef
+from msagent.vocabulary import BOT, PLAYER, ModelKey, PolicyRef, PredictRequest
 
 INFERENCE_WAIT_S = 60.0
 """How long an env worker waits for a (replaced) inference server before it fails."""

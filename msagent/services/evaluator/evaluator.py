@@ -13,15 +13,14 @@ from msagent.envs.bots import load_bots
 from msagent.envs.match_collector import MatchCollector
 from msagent.envs.teams import num_sides
 from msagent.runtime import current_instance, register
-from msagent.services.acting import Acting
-from msagent.services.inference import PolicyScripts
-from msagent.services.judge_watch import JudgeWatch
-from msagent.services.league_client import report_results
+from msagent.services.env_worker import Acting
+from msagent.services.evaluator.judge_watch import JudgeWatch
+from msagent.services.env_worker import report_results
 from msagent.services.looping import Looping
-from msagent.services.nash_conv_watch import NashConvWatch
-from msagent.services.snapshot_average import SnapshotAverage
+from msagent.services.evaluator.nash_conv_watch import NashConvWatch
+from msagent.services.evaluator.snapshot_average import SnapshotAverage
 from msagent.user_scripts import build_policy, game_action_space, game_factory
-from msagent.vocabulary import EpisodeResult, Match, PolicyRef
+from msagent.vocabulary import EpisodeResult, Match, PolicyRef, PolicyScripts
 
 _log = logging.getLogger("msagent.evaluator")
 

@@ -10,12 +10,12 @@ from dataclasses import dataclass
 from msagent.envs.match_games import play_seating
 from msagent.psro.neural import NetworkTables, tables_from_scripts
 from msagent.runtime import current_instance, register
-from msagent.services.acting import Acting
-from msagent.services.inference import PolicyScripts, pull_weights
+from msagent.services.env_worker import Acting
+from msagent.services.inference import pull_weights
 from msagent.services.league import LeagueClient
 from msagent.services.looping import Looping
 from msagent.user_scripts import build_policy, game_factory
-from msagent.vocabulary import PolicyRef
+from msagent.vocabulary import PolicyRef, PolicyScripts
 
 IDLE_S = 0.2
 """Rest between polls while the league has no task."""

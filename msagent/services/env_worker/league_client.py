@@ -12,13 +12,13 @@ from msagent.envs.bots import load_bots
 from msagent.envs.checks import ObsChecker
 from msagent.envs.match_collector import MatchCollector
 from msagent.envs.teams import num_sides
-from msagent.services.acting import Acting
+from msagent.services.env_worker.acting import Acting
 from msagent.services.league import LeagueClient
 from msagent.user_scripts import build_policy, game_action_space, game_factory
 from msagent.vocabulary import EpisodeResult, Fragment, Match, PolicyRef
 
 if TYPE_CHECKING:
-    from msagent.services.env_worker import WorkerSettings
+    from msagent.services.env_worker.worker import WorkerSettings
 
 
 

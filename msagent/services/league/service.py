@@ -3,7 +3,7 @@
 Env workers ask it for matches and report finished games; learners ask it after every update
 whether to snapshot or reset; the driver reads its summary and saves its state with every
 checkpoint. One lock serialises every call, so the pure ``League`` needs no threads. With a
-Redis model pool the state is also mirrored to Redis (``league_mirror``) for other readers.
+Redis model pool the state is also mirrored to Redis (``mirror.py``) for other readers.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 from msagent.league import League, LeagueOrder
 from msagent.league.settings import LeagueSettings
 from msagent.runtime import call, register
-from msagent.services.league_mirror import LeagueMirror
+from msagent.services.league.mirror import LeagueMirror
 from msagent.vocabulary import EpisodeResult, Match, ModelKey
 
 if TYPE_CHECKING:

@@ -1,0 +1,8 @@
+"""The league as a service, its typed client, and its mirror in Redis."""
+
+from __future__ import annotations
+
+from msagent.services.league.service import LeagueClient, LeagueService
+from msagent.services.league.mirror import read_league
+
+__all__ = ["LeagueClient", "LeagueService", "read_league"]
