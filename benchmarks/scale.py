@@ -331,7 +331,7 @@ def fill_pool(pool: ServiceHandle, snapshots: int, snapshot_mb: float) -> list[M
 
 
 def cartpole_scripts(seed: int = 0) -> PolicyScripts:
-    """The CartPole example's scripts, as ``wiring.policy_scripts(cfg)`` makes them."""
+    """The CartPole example's scripts, as ``run_services.policy_scripts(cfg)`` makes them."""
     return PolicyScripts(str(ENV_SCRIPT), str(AGENT_SCRIPT), {}, seed)
 
 

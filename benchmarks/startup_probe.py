@@ -24,7 +24,8 @@ from msagent.config.loader import load_config  # noqa: E402
 from msagent.services.inference import mean_batch_size  # noqa: E402
 from msagent.services.learner import Learner  # noqa: E402
 from msagent.services.looping import Drainable, Looping  # noqa: E402
-from msagent.train.wiring import RunInfo, Services, connect_services  # noqa: E402
+from msagent.train.run_services import RunInfo, Services  # noqa: E402
+from msagent.train.wiring import connect_services  # noqa: E402
 
 CONFIG = Path(__file__).resolve().parents[1] / "examples" / "cartpole_ppo.toml"
 BATCH_SECONDS = 5.0

@@ -9,7 +9,7 @@ import pytest
 
 from msagent.config.services import LearnerSection
 from msagent.train import run_training
-from msagent.train.wiring import queue_room
+from msagent.train.run_services import queue_room
 from tests.train.test_multi_seat_single_policy import TICTACTOE, config
 
 

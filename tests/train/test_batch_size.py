@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from msagent.train.wiring import RunInfo, connect_services, stop_started
+from msagent.train.run_services import RunInfo, stop_started
+from msagent.train.wiring import connect_services
 from tests.train.league_helpers import league_config
 
 PLAYERS = ("main", "main_exploiter", "league_exploiter")

@@ -12,7 +12,8 @@ from msagent.config import dump_config, load_config
 from msagent.evaluate import evaluate_run
 from msagent.rundir import RunDir
 from msagent.train import run_training
-from msagent.train.wiring import RunInfo, connect_services, stop_started
+from msagent.train.run_services import RunInfo, stop_started
+from msagent.train.wiring import connect_services
 
 AGENT = Path(__file__).resolve().parents[2] / "examples" / "cartpole" / "cartpole_agent.py"
 TICTACTOE = Path(__file__).resolve().parents[2] / "examples" / "tictactoe" / "tictactoe_env.py"

@@ -13,7 +13,7 @@ from msagent.rundir import RunDir, unflatten_state
 from msagent.services.learner import Learner, LearnerSettings
 from msagent.train import run_training
 from msagent.train.resume import plan_resume
-from msagent.train.wiring import policy_scripts
+from msagent.train.run_services import policy_scripts
 from tests.train.helpers import example_config
 
 ROUND = 2 * 16 * 32
