@@ -5,7 +5,7 @@ Run: ``python benchmarks/scale.py`` (embedded Ray on 127.0.0.1; defaults ``--cli
 --procs 2``. ``--json PATH`` also writes the summary; ``--redis-url redis://host:port/0`` uses
 a Redis the user started (for the model pool, and the league's mirror, as a run does).
 
-Each service is launched with ``launch(...)`` exactly as ``msagent.train.league_wiring``
+Each service is launched with ``launch(...)`` exactly as ``msagent.train.wiring``
 launches it (``LeagueService`` with a league's settings, ``ModelPoolService`` with
 url/keep_last/namespace, ``configured(batch, max_wait_ms)`` as ``InferenceServer`` with the
 CartPole example's scripts), and called with ``Solver().retrieve`` as env workers call it:

@@ -8,7 +8,7 @@ from typing import Any
 
 from msagent.config import TrainConfig
 from msagent.rundir import RunDir
-from msagent.train.league_wiring import evaluated_player
+from msagent.train.league_plan import evaluated_player
 
 
 def final_evaluation(cfg: TrainConfig, run_dir: RunDir | None,

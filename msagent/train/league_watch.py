@@ -16,7 +16,7 @@ from msagent.services.league import LeagueService
 from msagent.services.learner import Learner, save_league_checkpoint
 from msagent.services.looping import Drainable
 from msagent.telemetry.evaluation import EvalBoard
-from msagent.train.league_wiring import evaluated_player
+from msagent.train.league_plan import evaluated_player
 from msagent.train.run_services import Services
 
 log = logging.getLogger("msagent.train")

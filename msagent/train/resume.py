@@ -72,7 +72,7 @@ def _newest_readable(run_dir: RunDir, warn: Callable[[str], None],
 
 def _check_snapshots(run_dir: RunDir, league: dict[str, Any], path: str) -> None:
     """Refuse a league checkpoint whose snapshots an in-memory pool cannot get back."""
-    from msagent.train.league_wiring import league_snapshot_keys
+    from msagent.train.league_plan import league_snapshot_keys
 
     missing = run_dir.snapshots.missing(league_snapshot_keys(league))
     if missing:

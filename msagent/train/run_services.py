@@ -1,7 +1,6 @@
-"""What both wirings share (``wiring`` for a single-policy run, ``league_wiring`` for a league):
-the run's service handles (``Services``), who the run is (``RunInfo``), and the settings and
-start/stop helpers every service of a run gets. Both import this module, so that ``wiring``
-imports ``league_wiring`` and never the other way round."""
+"""What every run's plan and its wiring share: the run's service handles (``Services``), who
+the run is (``RunInfo``), and the settings and start/stop helpers every service of a run
+gets (``single_plan`` and ``league_plan`` build on it; ``wiring`` launches their plans)."""
 
 from __future__ import annotations
 

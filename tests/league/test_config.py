@@ -120,7 +120,7 @@ def test_bad_values_name_the_key_and_the_rule(data: dict[str, Any], key: str, me
 
 def test_seat_weights_for_another_seat_count_are_refused_before_the_run() -> None:
     from msagent.errors import ConfigError
-    from msagent.train.league_wiring import check_seat_weights
+    from msagent.train.league_plan import check_seat_weights
 
     section = LeagueSection.model_validate(tomllib.loads(EXAMPLE)["league"])
     check_seat_weights(section, 2)

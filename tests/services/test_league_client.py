@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from msagent.services.env_worker.league_client import MatchQueue, home_players, swap_seats
-from msagent.train.league_wiring import game_facts, player_batches
+from msagent.train.league_plan import game_facts, player_batches
 from msagent.vocabulary import Match, ModelKey, PolicyRef, PolicyScripts
 
 MAIN, SNAP = PolicyRef.player("main"), PolicyRef.snapshot(ModelKey("main", 3))

@@ -17,7 +17,7 @@ from msagent.config import TrainConfig
 from msagent.errors import ServiceDiedError
 from msagent.rundir import RunDir
 from msagent.train import run_training
-from msagent.train.league_wiring import league_snapshot_keys
+from msagent.train.league_plan import league_snapshot_keys
 from msagent.train.resume import plan_resume
 from msagent.train.signals import STOP_FILE_REASON
 from tests.services.helpers import wait_until

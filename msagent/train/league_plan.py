@@ -1,10 +1,11 @@
-"""The wiring of a league run: one learner and one buffer table per trainable player, the
+"""The plan of a league run: one learner and one buffer table per trainable player, the
 ``LeagueService`` that hands out matches, env workers that play them, and an evaluator that
-plays the main agent against the configured bots."""
+plays the main agent against the configured bots (PSRO's meta-game evaluators in a PSRO
+run). Env workers ask the league for matches and report results to it; learners push
+snapshots to the model pool, which the league names as frozen opponents."""
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 from msagent.config import TrainConfig
@@ -12,20 +13,18 @@ from msagent.config.league import PSRO_SEATS, LeagueSection
 from msagent.envs.teams import num_sides
 from msagent.errors import ConfigError
 from msagent.rundir import RunDir
-from msagent.runtime import ServiceHandle, launch
-from msagent.services.env_worker import EnvWorker, LeagueSeats, WorkerSettings
+from msagent.runtime import ServiceHandle
+from msagent.services.env_worker import LeagueSeats, WorkerSettings, home_players
 from msagent.services.evaluator import Evaluator, EvaluatorSettings
-from msagent.services.inference import InferenceServer, configured
 from msagent.services.learner import Learner, LearnerSettings
 from msagent.services.league import LeagueService
-from msagent.services.env_worker import home_players
 from msagent.services.model_pool import ModelPoolService
-from msagent.services.replay_buffer import ReplayBufferService
 from msagent.train.gpu_share import gpu_instances, gpu_resources
 from msagent.train.initial_weights import initial_weights
-from msagent.train.run_services import (RunInfo, Services, group_settings, model_pool_kwargs,
-                                        policy_scripts, queue_room, resources_of, stop_started,
-                                        wait_all)
+from msagent.train.run_plan import (Launch, RunPlan, buffer_launch, inference_launch,
+                                    model_pool_launch, workers_launch)
+from msagent.train.run_services import (RunInfo, group_settings, policy_scripts, queue_room,
+                                        resources_of)
 from msagent.user_scripts import game_factory
 from msagent.vocabulary import ModelKey, PolicyRef
 
@@ -41,71 +40,59 @@ def player_batches(players: list[str], workers: int, num_envs: int,
     return {p: max(1, n) for p, n in counts.items()}
 
 
-def connect_league(cfg: TrainConfig, run: RunInfo) -> Services:
-    """Start a league run's services and return their handles (all built in parallel)."""
-    sv, scripts, league = cfg.services, policy_scripts(cfg), cfg.league
-    players = league.player_ids()
+def league_plan(cfg: TrainConfig, run: RunInfo) -> RunPlan:
+    """What a league run launches: a learner and a table per trainable player, the league
+    service, env workers that play its matches, and the evaluator."""
+    sv, league = cfg.services, cfg.league
+    players, shares = league.player_ids(), league.env_shares()
     tables = {p: f"{cfg.table_config().name}/{p}" for p in players}
-    shares = league.env_shares()
-    seats, exact, per_side = game_facts(scripts)
+    seats, exact, per_side = game_facts(policy_scripts(cfg))
+    check_league_seats(league, seats)
     batches = {p: max(1, round(n * per_side)) for p, n in player_batches(
         players, sv.env_worker.num, sv.env_worker.num_envs, shares).items()}
     per_update = {p: sv.learner.batch_fragments or n for p, n in batches.items()}
+    initial = initial_weights(cfg) if run.resume_step is None else {}
+    gpus = gpu_instances(cfg, len(players))
+    return RunPlan(
+        learners={p: Launch(Learner, name=f"Learner-{p}", num=sv.learner.num,
+                            resources=gpu_resources(sv.learner, gpus),
+                            args=(_learner_settings(cfg, run, p, tables[p], per_update[p],
+                                                    initial.get(p)),)) for p in players},
+        league=Launch(LeagueService, resources=resources_of(sv.league),
+                      args=(league.to_settings(), cfg.run.seed, seats, run.league_state,
+                            sv.model_pool.url, run.run_id)),
+        workers=workers_launch(cfg, _worker_settings(cfg, run, tables, per_update)),
+        buffer=buffer_launch(cfg, [cfg.table_config(t) for t in tables.values()]),
+        model_pool=model_pool_launch(cfg, run), batches=batches,
+        fixed_batch=bool(sv.learner.batch_fragments),
+        inference=inference_launch(cfg, gpus) if sv.inference.mode == "central" else None,
+        evaluator=_evaluator_launch(cfg, players[0], exact),
+        restore=(run.run_dir, run.league_state) if run.league_state and run.run_dir else None)
+
+
+def _worker_settings(cfg: TrainConfig, run: RunInfo, tables: dict[str, str],
+                     per_update: dict[str, int]) -> WorkerSettings:
+    """Every env worker's settings: the league's seats, tables and bots, and each table's room."""
+    sv, league = cfg.services, cfg.league
+    seats = LeagueSeats(tables, dict(league.bots), sv.inference.cache_size,
+                        repeat=sv.env_worker.games_per_draw, shares=league.env_shares(),
+                        frozen_greedy=greedy_members(cfg))
+    return WorkerSettings(
+        scripts=policy_scripts(cfg), num_envs=sv.env_worker.num_envs,
+        fragment_len=sv.env_worker.fragment_len, policy_id=league.player_ids()[0],
+        table=cfg.table_config().name, central=sv.inference.mode == "central", sync=False,
+        generation=run.generation, league=seats,
+        restart_failed_envs=sv.env_worker.restart_failed_envs,
+        table_room={tables[p]: queue_room(sv.learner, n) for p, n in per_update.items()})
+
+
+def check_league_seats(league: LeagueSection, seats: int) -> None:
+    """Refuse a league whose seat settings do not fit the game's seat count."""
     if league.psro is not None and not league.psro.symmetric and seats != PSRO_SEATS:
         raise ConfigError(f"league.psro.symmetric = false makes one best response per seat of "
                           f"a {PSRO_SEATS}-seat game; this game has {seats} seats: set "
                           "symmetric = true")
     check_seat_weights(league, seats)
-    initial = initial_weights(cfg) if run.resume_step is None else {}
-    started: list[ServiceHandle] = []
-
-    def start(cls: type, **options: Any) -> ServiceHandle:
-        handle = launch(cls, wait=False, **options)
-        started.append(handle)
-        return handle
-
-    gpus = gpu_instances(cfg, len(players))
-    try:
-        learners = {p: start(Learner, name=f"Learner-{p}", num=sv.learner.num,
-                             resources=gpu_resources(sv.learner, gpus),
-                             args=(_learner_settings(cfg, run, p, tables[p], per_update[p],
-                                                     initial.get(p)),))
-                    for p in players}
-        league_handle = start(LeagueService, resources=resources_of(sv.league),
-                              args=(league.to_settings(), cfg.run.seed, seats,
-                                    run.league_state, sv.model_pool.url, run.run_id))
-        central = sv.inference.mode == "central"
-        per_server = -(-sv.env_worker.num // max(sv.inference.num, 1))
-        inference = start(configured(sv.inference.batch or per_server, sv.inference.max_wait_ms),
-                          num=sv.inference.num, name=InferenceServer.__name__,
-                          resources=gpu_resources(sv.inference, gpus),
-                          args=(scripts, sv.inference.cache_size, sv.inference.device)) \
-            if central else None
-        seats_cfg = LeagueSeats(tables, dict(league.bots), sv.inference.cache_size,
-                                repeat=sv.env_worker.games_per_draw, shares=shares,
-                                frozen_greedy=greedy_members(cfg))
-        workers = start(EnvWorker, num=sv.env_worker.num, resources=resources_of(sv.env_worker),
-                        args=(WorkerSettings(scripts, sv.env_worker.num_envs,
-                                             sv.env_worker.fragment_len, players[0],
-                                             cfg.table_config().name, central, False,
-                                             run.generation, seats_cfg,
-                                             sv.env_worker.restart_failed_envs,
-                                             table_room={tables[p]: queue_room(
-                                                 sv.learner, per_update[p])
-                                                 for p in players}),))
-        buffer = start(ReplayBufferService, resources=resources_of(sv.buffer),
-                       args=([cfg.table_config(t) for t in tables.values()],))
-        model_pool = start(ModelPoolService, resources=resources_of(sv.model_pool),
-                           kwargs=model_pool_kwargs(cfg, run))
-        evaluator = _start_evaluator(cfg, start, players[0], exact)
-        wait_all(started)
-        if run.league_state and run.run_dir:
-            restore_snapshots(model_pool, RunDir.open(run.run_dir), run.league_state)
-    except BaseException:
-        stop_started(started)
-        raise
-    return Services(buffer, model_pool, learners, inference, workers, batches,
-                    league_handle, evaluator, fixed_batch=bool(sv.learner.batch_fragments))
 
 
 def greedy_members(cfg: TrainConfig) -> bool:
@@ -149,8 +136,7 @@ def _learner_settings(cfg: TrainConfig, run: RunInfo, player: str, table: str,
         resume_step=run.resume_step, league=True, initial_weights=initial, **group)
 
 
-def _start_evaluator(cfg: TrainConfig, start, player: str,
-                     exact: bool) -> ServiceHandle | None:
+def _evaluator_launch(cfg: TrainConfig, player: str, exact: bool) -> Launch | None:
     """The evaluator against the configured opponents (default: every bot), if any, and of
     the player's NashConv on an ``exact`` game (a sequential OpenSpiel one); PSRO's meta-game
     evaluators in a PSRO run."""
@@ -161,7 +147,7 @@ def _start_evaluator(cfg: TrainConfig, start, player: str,
         settings = MetaEvaluatorSettings(policy_scripts(cfg), ev.num_envs,
                                          cfg.services.inference.cache_size,
                                          greedy=greedy_members(cfg))
-        return start(MetaEvaluator, num=ev.num, resources=resources_of(ev), args=(settings,))
+        return Launch(MetaEvaluator, num=ev.num, resources=resources_of(ev), args=(settings,))
     opponents = list(ev.opponents) or [f"bot:{name}" for name in cfg.league.bots]
     nash_conv = ev.nash_conv_every_s > 0 and exact
     if ev.num == 0 or not (opponents or nash_conv or ev.judge):
@@ -172,12 +158,7 @@ def _start_evaluator(cfg: TrainConfig, start, player: str,
                                  nash_conv_every_s=ev.nash_conv_every_s if nash_conv else 0.0,
                                  nash_conv_max_histories=ev.nash_conv_max_histories,
                                  judge=ev.judge, judge_every_s=ev.judge_every_s)
-    return start(Evaluator, num=ev.num, resources=resources_of(ev), args=(settings,))
-
-
-def scaled_batches(batches: dict[str, int], live: int, total: int) -> dict[str, int]:
-    """Each player's batch while only ``live`` of ``total`` env workers run."""
-    return {p: max(1, math.ceil(n * live / max(total, 1))) for p, n in batches.items()}
+    return Launch(Evaluator, num=ev.num, resources=resources_of(ev), args=(settings,))
 
 
 def evaluated_player(cfg: TrainConfig) -> str:

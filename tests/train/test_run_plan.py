@@ -1,0 +1,62 @@
+"""A run's plan, built from the config without launching anything: a single-policy run is a
+league of one (one learner, no league service); a league has a learner and a table per player,
+and every table an env worker ships to is one the buffer holds."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from msagent.config import load_config
+from msagent.runtime import slot
+from msagent.services.league import LeagueService
+from msagent.train.run_services import RunInfo
+from msagent.train.wiring import plan_run
+from tests.train.league_helpers import league_config
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+
+
+def buffer_tables(plan) -> list[str]:
+    """The names of the tables the plan's buffer is built with."""
+    return [table.name for table in plan.buffer.args[0]]
+
+
+def test_a_single_policy_run_is_a_league_of_one_without_a_league_service(tmp_path: Path) -> None:
+    cfg = load_config(EXAMPLES / "cartpole_ppo.toml", [
+        f"run.root={json.dumps(str(tmp_path))}", "services.env_worker.num=3",
+        "services.env_worker.num_envs=4"])
+    plan = plan_run(cfg, RunInfo())
+    assert slot.get() is None, "planning launched a backend"
+    assert list(plan.learners) == ["main"] and plan.league is None
+    assert plan.workers.num == 3
+    worker = plan.workers.args[0]
+    assert buffer_tables(plan) == [worker.table]
+    assert plan.batches == {"main": 12}  # one fragment per env slot (CartPole has one seat)
+    assert plan.learners["main"].args[0].table == worker.table
+
+
+def test_a_league_plan_has_a_learner_and_a_table_per_player(tmp_path: Path) -> None:
+    cfg = league_config(tmp_path, "local", "services.env_worker.num=2")
+    players = cfg.league.player_ids()
+    plan = plan_run(cfg, RunInfo())
+    assert slot.get() is None, "planning launched a backend"
+    assert set(plan.learners) == set(players) and plan.league.cls is LeagueService
+    assert {spec.name for spec in plan.learners.values()} == {f"Learner-{p}" for p in players}
+    seats = plan.workers.args[0].league
+    assert sorted(seats.tables.values()) == sorted(buffer_tables(plan))
+    assert {p: plan.learners[p].args[0].table for p in players} == seats.tables
+    assert set(plan.batches) == set(players) and min(plan.batches.values()) >= 1
+    assert plan.evaluator is not None  # the example measures main against its bots
+
+
+def test_a_mixed_run_plans_store_readers_beside_env_workers(tmp_path: Path) -> None:
+    cfg = load_config(EXAMPLES / "cartpole_ppo.toml", [
+        f"run.root={json.dumps(str(tmp_path))}", "services.env_worker.num=2",
+        "services.env_worker.num_envs=4", 'data.source="mixed"', 'data.store="exp"',
+        'data.game="cartpole"', "data.readers=2", "data.streams=3",
+        'algorithm.name="impala"'])
+    plan = plan_run(cfg, RunInfo())
+    assert plan.mixed and plan.readers.num == 2 and plan.workers.num == 2
+    assert plan.batches == {"main": 2 * 4 + 2 * 3}  # each feeder's fragments of one round
+    assert plan.readers.args[0].table == plan.workers.args[0].table == buffer_tables(plan)[0]
