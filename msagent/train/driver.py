@@ -25,6 +25,7 @@ from msagent.train.signals import STOP_FILE_REASON, StopFile, StopSignals
 from msagent.train.feed_watch import FeedWatch
 from msagent.train.placement import new_instances, placement_lines, placements_of
 from msagent.train.league_watch import LeagueWatch
+from msagent.train.solo_watch import RunWatch, SoloWatch
 from msagent.train.supervisor import Supervisor, SupervisorSettings
 from msagent.train.run_services import RunInfo, Services
 from msagent.train.wiring import connect_services
@@ -138,10 +139,11 @@ class Driver:
                                    else None)
         self._next_checkpoint = self._checkpoint_due()
         self._first_step: float | None = None
-        self.league = (LeagueWatch(services, cfg.run.stop.eval_games, cfg, self.writer.add)
-                       if services.league is not None else None)
-        if self.league is not None and plan is not None:
-            self.league.restore(plan.progress)
+        self.watch: RunWatch = (
+            LeagueWatch(services, cfg.run.stop.eval_games, cfg, self.writer.add)
+            if services.league is not None else SoloWatch(services))  # picked once
+        if plan is not None:
+            self.watch.restore(plan.progress)
         self._last_checkpoint: int | None = plan.step if plan is not None else None
         self._placements: dict[str, list[dict[str, Any]]] = {}
         self._placed_after = -1
@@ -149,9 +151,7 @@ class Driver:
 
     def _feed(self) -> FeedWatch:
         """The dashboard feed of this run (league state included for league runs)."""
-        kind = "single" if self.league is None else "psro" if self.league.psro else "league"
-        state = None if self.league is None else self.league.feed_state
-        return FeedWatch(self.run_dir, kind, state, self._facts)
+        return FeedWatch(self.run_dir, self.watch.kind, self.watch.feed_state, self._facts)
 
     def _facts(self) -> dict[str, Any]:
         """Services with their instances and placements, replacements so far, the newest
@@ -204,9 +204,7 @@ class Driver:
             while reason is None:
                 time.sleep(POLL_S)
                 self._collect()
-                snap = self.metrics.snapshot()
-                if self.league is not None:
-                    snap["league"] = self.league.view()
+                snap = {**self.metrics.snapshot(), "league": self.watch.view()}
                 display.update(snap)
                 if time.monotonic() >= next_log:
                     self.writer.write(snap)
@@ -225,8 +223,7 @@ class Driver:
             return f"interrupted by {self.signals.received}"
         if self.stop_file.requested():
             return STOP_FILE_REASON
-        psro = self.league.psro.stop_reason() if self.league and self.league.psro else None
-        return psro or stop_reason(snap, self.cfg.run.stop)
+        return self.watch.stop_reason() or stop_reason(snap, self.cfg.run.stop)
 
     def _collect(self) -> None:
         """Supervise, then move episodes, env steps and learner statistics into the metrics."""
@@ -251,8 +248,7 @@ class Driver:
             self.metrics.record_losses(stats["losses"], stats["version"])
         dropped = sum(s["dropped_fragments"] for s in every.values())
         self._count(DROPPED, dropped - seen["counters"].get(DROPPED, 0))
-        if self.league is not None:
-            self.league.poll(every)
+        self.watch.poll(every)
 
     def _env_errors(self, errors: list[str]) -> None:
         """Count and log the games an env error broke off; show the first few."""
@@ -299,12 +295,7 @@ class Driver:
         if self.run_dir is None:
             return None
         run = {"run_id": self.run.run_id, "generation": self.run.generation}
-        if self.league is not None:
-            step = self.league.checkpoint(self.run_dir, self.metrics.state_dict(), run)
-        else:
-            steps = self.services.learner.call_all(Learner.checkpoint, self.metrics.state_dict(),
-                                                   run)
-            step = next((s for s in steps if s is not None), None)  # rank 0 of a group writes
+        step = self.watch.checkpoint(self.run_dir, self.metrics.state_dict(), run)
         if step is not None:
             log.info("checkpoint %d written", step)
             self._last_checkpoint = step
@@ -330,8 +321,7 @@ class Driver:
         self.writer.write(snap)
         self.writer.close()
         if self.feed is not None:
-            self.feed.tick({**snap, "league": self.league.view() if self.league else {}},
-                           final=True)
+            self.feed.tick({**snap, "league": self.watch.view()}, final=True)
         log.info("training stopped: %s", reason)
         return {"stop_reason": reason, "signal": self.signals.received,
                 "env_steps": snap["env_steps"], "mean_return": snap["mean_return"],
@@ -344,7 +334,7 @@ class Driver:
                 "checkpoint": step, "elapsed_s": round(snap["elapsed_s"], 2),
                 "first_step_s": _since_process_start(self._first_step),
                 "inference_mean_batch": batch,
-                **({} if self.league is None else self.league.result(learners, self.run_dir))}
+                **self.watch.result(learners, self.run_dir)}
 
     def _after_failure(self) -> None:
         """End the loops of what still lives, and checkpoint if the learner lives and is sound."""

@@ -49,6 +49,15 @@ class LeagueWatch:
         self._state: dict[str, Any] | None = None
         self._state_stamp: tuple[Any, ...] | None = None
 
+    @property
+    def kind(self) -> str:
+        """The dashboard feed's kind of run."""
+        return "psro" if self.psro is not None else "league"
+
+    def stop_reason(self) -> str | None:
+        """PSRO's own stop (its iterations or NashConv reached), or None."""
+        return self.psro.stop_reason() if self.psro is not None else None
+
     def poll(self, learner_stats: dict[str, dict[str, Any]]) -> None:
         """Drain the evaluator; refresh the league's summary every few seconds."""
         if self.services.evaluator is not None:
