@@ -16,7 +16,8 @@ from pydantic import Field, ValidationInfo, create_model, field_validator, model
 from pydantic import model_validator
 
 from msagent.config.base import Section
-from msagent.errors import ConfigError
+from msagent.config.general import _base_dir, resolve_script
+from msagent.errors import ConfigError, MsagentError
 from msagent.algorithm_config import PPOConfig
 from msagent.algorithm_ranges import range_error
 
@@ -34,6 +35,39 @@ class _AlgorithmBase(Section):
     name: Literal["ppo", "impala", "bc"] = "ppo"
     """``ppo`` (on-policy, GAE), ``impala`` (V-trace: for ``services.learner.sync = false`` and
     for stored experience) or ``bc`` (behaviour cloning of the data's actions)."""
+
+    script: str | None = None
+    """A user's algorithm: a script defining ``make_algorithm(policy, config) -> Algorithm``
+    (relative to the TOML, like every script); its settings go in ``[algorithm.settings]``."""
+    settings: dict[str, Any] = Field(default_factory=dict)
+    """The user algorithm's settings, validated by the ``Settings`` its script declares."""
+
+    @field_validator("script")
+    @classmethod
+    def _resolve_script(cls, value: str | None, info: ValidationInfo) -> str | None:
+        """Make the script's path absolute (against the TOML's folder)."""
+        return None if value is None else str(resolve_script(value, _base_dir(info.context)))
+
+    @field_validator("settings")
+    @classmethod
+    def _user_settings(cls, value: dict[str, Any], info: ValidationInfo) -> dict[str, Any]:
+        """Validate the table against the script's ``Settings`` before anything starts."""
+        if "script" not in info.data:  # the script's own error is the one to read
+            return value
+        script = info.data["script"]
+        if script is None:
+            if value:
+                raise ValueError("[algorithm.settings] is for a user algorithm: set "
+                                 "algorithm.script too (the built-in ones take their keys in "
+                                 "[algorithm] itself)")
+            return value
+        from msagent.policy.algorithms.user import algorithm_settings
+
+        try:
+            algorithm_settings(script, value)
+        except MsagentError as exc:
+            raise ValueError(str(exc)) from None
+        return value
 
     @field_validator("*", mode="before")
     @classmethod
@@ -54,7 +88,14 @@ class _AlgorithmBase(Section):
 
     @model_validator(mode="after")
     def _builds(self) -> _AlgorithmBase:
-        """Let PPOConfig check the combination (e.g. ``anneal_lr`` needs ``total_updates``)."""
+        """Let PPOConfig check the combination (e.g. ``anneal_lr`` needs ``total_updates``);
+        a user algorithm takes none of the built-in keys."""
+        if self.script is not None:
+            builtin = sorted(self.model_fields_set - {"script", "settings"})
+            if builtin:
+                raise ValueError(f"{', '.join(builtin)}: with algorithm.script, the "
+                                 "algorithm's own settings go in [algorithm.settings]")
+            return self
         try:
             self.ppo_config()
         except ConfigError as exc:

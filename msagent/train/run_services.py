@@ -125,7 +125,9 @@ def group_settings(cfg: TrainConfig, run: RunInfo) -> dict[str, Any]:
     sv = cfg.services.learner
     return {"group_size": sv.num, "run_id": run.run_id, "generation": run.generation,
             "collective_timeout_s": sv.collective_timeout_s, "algorithm": cfg.algorithm.name,
-            "publish": publish_settings(cfg), "device": sv.device}
+            "publish": publish_settings(cfg), "device": sv.device,
+            "algorithm_script": cfg.algorithm.script,
+            "algorithm_settings": dict(cfg.algorithm.settings)}
 
 
 def publish_settings(cfg: TrainConfig) -> PublishSettings | None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from abc import ABC, abstractmethod
 from typing import Any
 
@@ -9,7 +10,8 @@ import numpy as np
 import torch
 from torch import Tensor
 
-from msagent.errors import ConfigError
+from msagent.errors import ConfigError, NonFiniteError
+from msagent.policy.algorithms.collective import SINGLE, Collective
 from msagent.policy.policy import Policy
 from msagent.vocabulary import Columns, Fragment
 
@@ -32,11 +34,18 @@ _FLOAT_COLUMNS = (Columns.LOGP, Columns.VALUES, Columns.REWARDS, Columns.FINAL_V
 class Algorithm(ABC):
     """A learning rule that improves ``policy`` from acted fragments; it lives only in the learner.
 
+    A user's algorithm subclasses it (``[algorithm] script``); ``apply_gradients`` and
+    ``refuse_non_finite`` give it the learner group's gradient averaging and the NaN checks
+    the built-in ones have.
+
     Attributes:
         policy: the policy being trained (its weights are what the learner publishes).
+        collective: the peers of a data-parallel learner group (set by the learner; ``SINGLE``
+            alone): gradients are averaged over it and refusals agreed on by every rank.
     """
 
     policy: Policy
+    collective: Collective = SINGLE
 
     @abstractmethod
     def update(self, fragments: list[Fragment]) -> dict[str, float]:
@@ -49,6 +58,82 @@ class Algorithm(ABC):
     @abstractmethod
     def load_state_dict(self, state: dict[str, Any]) -> None:
         """Restore what :meth:`state_dict` returned."""
+
+    def reset_optimizer(self) -> None:
+        """Forget the optimizer's moments (a league reset loads other weights)."""
+        optimizer = getattr(self, "optimizer", None)
+        if optimizer is not None:
+            optimizer.state.clear()
+
+    def apply_gradients(self, loss: Tensor, optimizer: torch.optim.Optimizer,
+                        max_grad_norm: float | None = None, where: str = "") -> float:
+        """One optimizer step on ``loss``: gradients averaged over the learner group, clipped
+        to ``max_grad_norm``; refused if the loss or the gradient norm is not finite (the
+        weights and the optimizer's state do not move). Returns the gradient norm.
+
+        Raises:
+            NonFiniteError: naming what was not finite and ``where`` (e.g. the update).
+        """
+        optimizer.zero_grad(set_to_none=True)
+        value = float(loss.detach())
+        if self.collective.any(not math.isfinite(value)):  # every rank refuses together
+            raise NonFiniteError(_refused(f"loss = {value}", where))
+        loss.backward()
+        params = list(self.policy.model.parameters())
+        if self.collective.world > 1:
+            self.collective.average(gradients(params))
+        norm = float(gradient_norm(params, max_grad_norm))
+        if not math.isfinite(norm):
+            optimizer.zero_grad(set_to_none=True)
+            raise NonFiniteError(_refused(f"gradient norm = {norm} (loss = {value:.6g})", where))
+        optimizer.step()
+        return norm
+
+    def refuse_non_finite(self, batch: dict[str, Tensor], where: str = "") -> None:
+        """Refuse a batch holding NaN or infinite numbers before anything moves (every rank
+        of a group together), naming the column and the first bad index.
+
+        Raises:
+            NonFiniteError: a floating column of ``batch`` is not all finite.
+        """
+        problem = next((first_non_finite(name, column) for name, column in batch.items()
+                        if column.is_floating_point() and not torch.isfinite(column).all()),
+                       None)
+        if self.collective.any(problem is not None):
+            raise NonFiniteError(_refused(problem or "numbers in a peer learner's fragments",
+                                          where))
+
+
+def gradients(params: list[Tensor]) -> list[Tensor]:
+    """Every parameter's gradient (zeros where none), in a fixed order for all ranks."""
+    for p in params:
+        if p.grad is None:
+            p.grad = torch.zeros_like(p)
+    return [p.grad for p in params]
+
+
+def gradient_norm(params: list[Tensor], max_grad_norm: float | None) -> Tensor:
+    """The total gradient norm, clipping to ``max_grad_norm`` when it is set."""
+    params = [p for p in params if p.grad is not None]
+    if max_grad_norm is None:
+        return torch.nn.utils.get_total_norm([p.grad for p in params])
+    return torch.nn.utils.clip_grad_norm_(params, max_grad_norm)
+
+
+def first_non_finite(name: str, column: Tensor) -> str:
+    """Name the first non-finite element of a ``[fragment, step, ...]`` column."""
+    bad = ~torch.isfinite(column)
+    first = [int(i) for i in bad.nonzero()[0]]
+    where = [f"fragment {first[0]}"] + ([f"step {first[1]}"] if len(first) > 1 else [])
+    where += [str(i) for i in first[2:]]
+    return (f"{name}[{', '.join(where)}] = {float(column[tuple(first)])} "
+            f"({int(bad.sum())} of {bad.numel()} values)")
+
+
+def _refused(what: str, where: str) -> str:
+    """Say what was not finite, where, and what was kept."""
+    return (f"non-finite {what}{f' in {where}' if where else ''}: refused, the weights and "
+            "optimizer state kept")
 
 
 def _column(fragments: list[Fragment], name: str) -> Tensor:

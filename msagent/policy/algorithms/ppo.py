@@ -18,10 +18,11 @@ from torch import Tensor
 from msagent.algorithm_config import (  # noqa: F401  (re-exported)
     CARTPOLE_FRAGMENT_LEN, CARTPOLE_NUM_ENVS, CARTPOLE_PPO, PPOConfig,
 )
-from msagent.errors import ConfigError, NonFiniteError
+from msagent.errors import NonFiniteError
 from msagent.policy import operators as ops
 from msagent.policy.algorithms.base import (
-    BOOTSTRAP_VALUE, SEQUENCE_COLUMNS, Algorithm, evaluate_steps, stack_fragments,
+    BOOTSTRAP_VALUE, SEQUENCE_COLUMNS, Algorithm, evaluate_steps, first_non_finite, gradient_norm,
+    gradients, stack_fragments,
 )
 from msagent.policy.algorithms.collective import SINGLE, Collective, global_normalize
 from msagent.policy.devices import to_device
@@ -145,14 +146,9 @@ class PPO(Algorithm):
 
     def _bad_input(self, name: str, column: Tensor) -> str:
         """Name the first non-finite element of ``column`` in the fragments."""
-        bad = ~torch.isfinite(column)
-        first = [int(i) for i in bad.nonzero()[0]]
-        where = [f"fragment {first[0]}"] + ([f"step {first[1]}"] if len(first) > 1 else [])
-        where += [str(i) for i in first[2:]]
-        value, count = float(column[tuple(first)]), f"{int(bad.sum())} of {bad.numel()} values"
         return (f"non-finite {name} in the fragments of update {self.updates + 1}: "
-                f"{name}[{', '.join(where)}] = {value} ({count}); the update was refused, "
-                "the weights and optimizer state kept")
+                f"{first_non_finite(name, column)}; the update was refused, the weights and "
+                "optimizer state kept")
 
     def compute_loss(self, batch: Batch) -> tuple[Tensor, dict[str, Tensor]]:
         """The PPO objective on one minibatch: clipped policy loss + value loss - entropy bonus."""
@@ -232,17 +228,11 @@ class PPO(Algorithm):
 
     def _grads(self) -> list[Tensor]:
         """Every parameter's gradient (zeros where none), in a fixed order for all ranks."""
-        for p in self.policy.model.parameters():
-            if p.grad is None:
-                p.grad = torch.zeros_like(p)
-        return [p.grad for p in self.policy.model.parameters()]
+        return gradients(list(self.policy.model.parameters()))
 
     def _grad_norm(self) -> Tensor:
         """The total gradient norm, clipping to ``max_grad_norm`` when it is set."""
-        params = [p for p in self.policy.model.parameters() if p.grad is not None]
-        if self.config.max_grad_norm is None:
-            return torch.nn.utils.get_total_norm([p.grad for p in params])
-        return torch.nn.utils.clip_grad_norm_(params, self.config.max_grad_norm)
+        return gradient_norm(list(self.policy.model.parameters()), self.config.max_grad_norm)
 
     def _refusal(self, what: str, where: tuple[int, int, int]) -> str:
         """Say what was not finite, in which update/epoch/minibatch, and what was kept."""

@@ -48,6 +48,6 @@ class LeagueHooks:
     def _reset(self, key: ModelKey) -> None:
         """Load the weights of ``key`` and forget the optimizer's moments."""
         self.ppo.policy.set_weights(pull_weights(key))
-        self.ppo.optimizer.state.clear()
+        self.ppo.reset_optimizer()
         self.ppo.policy.invalidate_cache()
         log.info("player %s reset to %s", self.player, key)

@@ -8,12 +8,13 @@ from __future__ import annotations
 
 import logging
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from msagent.errors import ErrorInfo, RateLimitTimeout
 from msagent.policy import PPOConfig
 from msagent.policy.algorithms.impala import ALGORITHMS
+from msagent.policy.algorithms.user import make_user_algorithm
 from msagent.policy.devices import device_name, resolve_device
 from msagent.rundir import RunDir
 from msagent.runtime import current_instance, publish, register
@@ -78,6 +79,10 @@ class LearnerSettings:
     checkpoint wins)."""
     device: str = "cpu"
     """Where the policy trains (``services.learner.device``: cpu, cuda, cuda:N or auto)."""
+    algorithm_script: str | None = None
+    """A user's algorithm script (``[algorithm] script``; replaces ``algorithm``)."""
+    algorithm_settings: dict[str, Any] = field(default_factory=dict)
+    """Its ``[algorithm.settings]`` table, validated by the script's ``Settings``."""
 
 
 class Learner:
@@ -93,7 +98,7 @@ class Learner:
         sc = settings.scripts
         policy = build_policy(sc.env_script, sc.agent_script, sc.env_params, sc.seed)
         device = resolve_device(settings.device)
-        self.ppo = ALGORITHMS[settings.algorithm](policy.to(device), settings.ppo)
+        self.ppo = build_algorithm(settings, policy.to(device))
         if device.type != "cpu":
             logging.getLogger("msagent.learner").info(
                 "learner %s trains on %s", settings.policy_id, device_name(device))
@@ -260,7 +265,7 @@ class Learner:
                                                                        self.version)
         if self.s.group_size > 1 and self.s.league and self.ppo.collective.any(reset):
             self.ppo.collective.broadcast(list(self.ppo.policy.model.parameters()))
-            self.ppo.optimizer.state.clear()
+            self.ppo.reset_optimizer()
             self.ppo.policy.invalidate_cache()
             return True
         return reset
@@ -293,3 +298,10 @@ class Learner:
 def share(batch: int, group_size: int) -> int:
     """One rank's share of a batch of fragments (at least one)."""
     return max(1, -(-int(batch) // max(group_size, 1)))
+
+
+def build_algorithm(settings: LearnerSettings, policy: Any) -> Any:
+    """The player's algorithm: a built-in one by name, or the user's script's."""
+    if settings.algorithm_script is not None:
+        return make_user_algorithm(settings.algorithm_script, settings.algorithm_settings, policy)
+    return ALGORITHMS[settings.algorithm](policy, settings.ppo)
