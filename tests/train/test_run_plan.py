@@ -60,3 +60,14 @@ def test_a_mixed_run_plans_store_readers_beside_env_workers(tmp_path: Path) -> N
     assert plan.mixed and plan.readers.num == 2 and plan.workers.num == 2
     assert plan.batches == {"main": 2 * 4 + 2 * 3}  # each feeder's fragments of one round
     assert plan.readers.args[0].table == plan.workers.args[0].table == buffer_tables(plan)[0]
+
+
+def test_every_league_player_s_learner_gets_the_user_algorithm(tmp_path: Path) -> None:
+    cfg = load_config(EXAMPLES / "kuhn_league.toml", [
+        f"run.root={json.dumps(str(tmp_path))}", 'algorithm.script="algorithms/kl_pg.py"',
+        "algorithm.settings.kl_coef=0.2"])
+    plan = plan_run(cfg, RunInfo())
+    for spec in plan.learners.values():
+        settings = spec.args[0]
+        assert settings.algorithm_script.endswith("examples/algorithms/kl_pg.py")
+        assert settings.algorithm_settings == {"kl_coef": 0.2}
