@@ -11,29 +11,13 @@ from msagent.buffer.rate_limiter import RateLimiterConfig
 from msagent.buffer.removers import REMOVER_KINDS
 from msagent.buffer.samplers import SAMPLER_KINDS
 from msagent.config.base import Section
+from msagent.config.custom_services import CustomServiceSection, ResourcesSection
 from msagent.credentials import redact
 from msagent.errors import ConfigError
-from msagent.runtime.backend import Resources
 from msagent.vocabulary import DEVICE_PATTERN
 
 _STORE_SCHEMES = ("redis://", "rediss://", "unix://")
 """Url schemes ``msagent.model_pool.stores.make_store`` builds a RedisStore for."""
-
-
-class ResourcesSection(Section):
-    """Per-instance resources (Ray actor options; ignored in local mode). Unset keys keep
-    :class:`msagent.runtime.Resources`' defaults.
-    """
-
-    num_cpus: float | None = Field(None, ge=0)
-    num_gpus: float | None = Field(None, ge=0)
-    memory_mb: int | None = Field(None, ge=1)
-    custom: dict[str, float] | None = None
-    spread: bool | None = None
-
-    def to_resources(self) -> Resources:
-        """Build the runtime's Resources from the keys that were set, so defaults live there."""
-        return Resources(**self.model_dump(exclude_none=True))
 
 
 class _Service(Section):
@@ -316,6 +300,24 @@ class ServicesSection(Section):
     model_pool: ModelPoolSection = Field(default_factory=ModelPoolSection)
     evaluator: EvaluatorSection = Field(default_factory=EvaluatorSection)
     league: LeagueServiceSection = Field(default_factory=LeagueServiceSection)
+    custom: dict[str, CustomServiceSection] = Field(default_factory=dict)
+    """The user's own services by name (``[services.custom.NAME]``)."""
+
+    @field_validator("custom")
+    @classmethod
+    def _own_names(cls, value: dict[str, CustomServiceSection]) -> dict[str, CustomServiceSection]:
+        """A user service may not take the name of one of msagent's own."""
+        taken = sorted(set(value) & BUILT_IN_SERVICES)
+        if taken:
+            raise ValueError(f"{taken[0]!r} is the name of one of msagent's services; name "
+                             "yours otherwise")
+        return value
+
+
+BUILT_IN_SERVICES = frozenset({
+    "EnvWorker", "InferenceServer", "ReplayBufferService", "ModelPoolService", "LeagueService",
+    "Evaluator", "MetaEvaluator", "StoreReader", "Learner"})
+"""Names msagent's own services register under (a user service must not take one)."""
 
 
 def _known(value: str, kinds: tuple[str, ...]) -> str:

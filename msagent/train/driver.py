@@ -134,7 +134,8 @@ class Driver:
         per_feeder = cfg.data.streams if cfg.data.source == "store" else sv.env_worker.num_envs
         self.supervisor = Supervisor(services, SupervisorSettings(per_feeder, {
             services.workers.name: sv.env_worker.max_restarts,
-            InferenceServer.__name__: sv.inference.max_restarts}))
+            InferenceServer.__name__: sv.inference.max_restarts,
+            **{name: s.max_restarts for name, s in sv.custom.items()}}))
         self.writer = ScalarWriter(run_dir.tensorboard_dir if run_dir and cfg.logging.tensorboard
                                    else None)
         self._next_checkpoint = self._checkpoint_due()

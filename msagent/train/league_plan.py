@@ -21,8 +21,8 @@ from msagent.services.league import LeagueService
 from msagent.services.model_pool import ModelPoolService
 from msagent.train.gpu_share import gpu_instances, gpu_resources
 from msagent.train.initial_weights import initial_weights
-from msagent.train.run_plan import (Launch, RunPlan, buffer_launch, inference_launch,
-                                    model_pool_launch, workers_launch)
+from msagent.train.run_plan import (Launch, RunPlan, buffer_launch, custom_launches,
+                                    inference_launch, model_pool_launch, workers_launch)
 from msagent.train.run_services import (RunInfo, group_settings, policy_scripts, queue_room,
                                         resources_of)
 from msagent.user_scripts import game_factory
@@ -67,7 +67,8 @@ def league_plan(cfg: TrainConfig, run: RunInfo) -> RunPlan:
         fixed_batch=bool(sv.learner.batch_fragments),
         inference=inference_launch(cfg, gpus) if sv.inference.mode == "central" else None,
         evaluator=_evaluator_launch(cfg, players[0], exact),
-        restore=(run.run_dir, run.league_state) if run.league_state and run.run_dir else None)
+        restore=(run.run_dir, run.league_state) if run.league_state and run.run_dir else None,
+        custom=custom_launches(cfg))
 
 
 def _worker_settings(cfg: TrainConfig, run: RunInfo, tables: dict[str, str],

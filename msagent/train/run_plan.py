@@ -11,6 +11,7 @@ from typing import Any
 from msagent.buffer import TableConfig
 from msagent.config import TrainConfig
 from msagent.runtime import Resources
+from msagent.services.custom import user_service
 from msagent.services.env_worker import EnvWorker, WorkerSettings
 from msagent.services.inference import InferenceServer, configured
 from msagent.services.model_pool import ModelPoolService
@@ -48,6 +49,7 @@ class RunPlan:
         evaluator: The evaluator (a PSRO run's meta-game evaluators).
         mixed: Readers feed beside env workers (the driver watches both).
         restore: (run dir, league state) whose snapshots go back into the pool once started.
+        custom: The user's own services by name (``[services.custom]``).
     """
 
     learners: dict[str, Launch]
@@ -62,6 +64,7 @@ class RunPlan:
     evaluator: Launch | None = None
     mixed: bool = False
     restore: tuple[str, dict[str, Any]] | None = None
+    custom: dict[str, Launch] = field(default_factory=dict)
 
 
 def inference_launch(cfg: TrainConfig, gpus: int) -> Launch:
@@ -90,3 +93,11 @@ def workers_launch(cfg: TrainConfig, settings: WorkerSettings) -> Launch:
     """The env workers, every one with the same settings (each seeds from its own index)."""
     sv = cfg.services.env_worker
     return Launch(EnvWorker, num=sv.num, resources=resources_of(sv), args=(settings,))
+
+
+def custom_launches(cfg: TrainConfig) -> dict[str, Launch]:
+    """The user's services, each built from its ``settings`` in its own process."""
+    return {name: Launch(user_service(name, section.script, section.class_name),
+                         num=section.num, name=name, resources=resources_of(section),
+                         args=(dict(section.settings),))
+            for name, section in cfg.services.custom.items()}

@@ -36,6 +36,10 @@ class Services:
     fixed_batch: bool = False
     """``services.learner.batch_fragments`` is set: the learners' batch stays that size when
     env workers are lost (``batches`` still says what one round of all workers makes)."""
+    custom: dict[str, ServiceHandle] = field(default_factory=dict)
+    """The user's own services by name."""
+    restartable: set[str] = field(default_factory=set)
+    """The user services whose dead instances are replaced (the others' death ends the run)."""
 
     @property
     def learner(self) -> ServiceHandle:
@@ -46,12 +50,13 @@ class Services:
         """Every handle, workers first (the order to stop them in)."""
         found = [self.workers, self.readers, self.evaluator, self.inference,
                  *self.learners.values(),
-                 self.league, self.buffer, self.model_pool]
+                 self.league, self.buffer, self.model_pool, *self.custom.values()]
         return [h for h in found if h is not None]
 
     def stateful(self) -> list[ServiceHandle]:
         """The services whose death ends the run (they hold state a replacement lacks)."""
-        found = [*self.learners.values(), self.league, self.buffer, self.model_pool]
+        found = [*self.learners.values(), self.league, self.buffer, self.model_pool,
+                 *(h for n, h in self.custom.items() if n not in self.restartable)]
         return [h for h in found if h is not None]
 
 

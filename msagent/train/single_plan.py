@@ -11,8 +11,8 @@ from msagent.services.env_worker import WorkerSettings
 from msagent.services.learner import Learner, LearnerSettings
 from msagent.services.store_reader import ReaderSettings, StoreReader
 from msagent.train.gpu_share import gpu_instances, gpu_resources
-from msagent.train.run_plan import (Launch, RunPlan, buffer_launch, inference_launch,
-                                    model_pool_launch, workers_launch)
+from msagent.train.run_plan import (Launch, RunPlan, buffer_launch, custom_launches,
+                                    inference_launch, model_pool_launch, workers_launch)
 from msagent.train.run_services import (RunInfo, group_settings, policy_scripts, queue_room,
                                         resources_of)
 from msagent.user_scripts import game_factory
@@ -39,7 +39,7 @@ def single_plan(cfg: TrainConfig, run: RunInfo) -> RunPlan:
         inference=inference_launch(cfg, gpus)
         if sv.inference.mode == "central" and playing else None,
         readers=readers_launch(cfg, run) if "readers" in feeds else None,
-        mixed=cfg.data.source == "mixed")
+        mixed=cfg.data.source == "mixed", custom=custom_launches(cfg))
 
 
 def readers_launch(cfg: TrainConfig, run: RunInfo) -> Launch:

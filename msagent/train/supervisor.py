@@ -92,8 +92,11 @@ class Supervisor:
 
     def _helpers(self) -> list[ServiceHandle]:
         """The services that hold no state and ship nothing: a dead instance is just replaced
-        (inference servers; evaluators, whose replacement starts its loop afresh)."""
-        found = [self.services.inference, getattr(self.services, "evaluator", None)]
+        (inference servers; evaluators, whose replacement starts its loop afresh; the user's
+        services declared ``restart = true``)."""
+        found = [self.services.inference, getattr(self.services, "evaluator", None),
+                 *(h for n, h in getattr(self.services, "custom", {}).items()
+                   if n in getattr(self.services, "restartable", set()))]
         return [h for h in found if h is not None]
 
     def _feeders(self) -> list[ServiceHandle]:
@@ -186,7 +189,7 @@ class Supervisor:
         for rep, iid in zip(waiting, new):
             rep.new, rep.ready_s = iid, round(time.monotonic() - rep.detected_at, 2)
             self.replacements.append(rep)
-        if handle is not self.services.inference:  # feeders and evaluators loop
+        if handle in self._feeders() or handle is getattr(self.services, "evaluator", None):
             handle.call_some(new, Looping.run)
         if handle is self.services.workers:
             self._resize_batch()

@@ -41,6 +41,7 @@ def connect_services(cfg: TrainConfig, run: RunInfo) -> Services:
         return started[-1]
 
     try:  # the slowest to build first: Ray starts two processes at a time on two cores
+        custom = {name: start(spec) for name, spec in plan.custom.items()}
         learners = {player: start(spec) for player, spec in plan.learners.items()}
         league, inference = start(plan.league), start(plan.inference)
         readers = start(plan.readers)
@@ -54,7 +55,8 @@ def connect_services(cfg: TrainConfig, run: RunInfo) -> Services:
         stop_started(started)
         raise
     return Services(buffer, model_pool, learners, inference, workers, plan.batches, league,
-                    evaluator, readers if plan.mixed else None, plan.fixed_batch)
+                    evaluator, readers if plan.mixed else None, plan.fixed_batch, custom,
+                    {name for name, s in cfg.services.custom.items() if s.restart})
 
 
 def plan_run(cfg: TrainConfig, run: RunInfo) -> RunPlan:

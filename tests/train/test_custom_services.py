@@ -1,0 +1,101 @@
+"""The user's own services (``[services.custom.NAME]``): declared in the TOML, launched with
+the run, reached by name from the env script, and, when one dies, replaced or named as its
+table says."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from msagent.config import load_config
+from msagent.errors import ConfigError
+from msagent.rundir import RunDir
+from msagent.train import run_training
+from msagent.train.run_services import RunInfo
+from msagent.train.wiring import plan_run
+from tests.train.test_faults import Background, _stop_after_training_on, kill_when_training
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+SERVICE = EXAMPLES / "curriculum" / "curriculum_service.py"
+
+
+def curriculum_config(root: Path, *overrides: str):
+    """``examples/cartpole_curriculum.toml``, quiet, writing under ``root``."""
+    return load_config(EXAMPLES / "cartpole_curriculum.toml", [
+        f"run.root={json.dumps(str(root))}", "logging.progress=false",
+        "logging.tensorboard=false", *overrides])
+
+
+def inline(value: object) -> str:
+    """A TOML inline value (tables as ``{k = v}``)."""
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{k} = {inline(v)}" for k, v in value.items()) + "}"
+    return json.dumps(value)
+
+
+def custom_table(**keys: object) -> str:
+    """A ``--set`` of ``services.custom.Curriculum`` as an inline table."""
+    return f"services.custom.Curriculum={inline(keys)}"
+
+
+def test_the_plan_launches_the_user_service_under_its_name(tmp_path: Path) -> None:
+    plan = plan_run(curriculum_config(tmp_path), RunInfo())
+    (spec,) = plan.custom.values()
+    assert spec.name == "Curriculum" and spec.num == 1
+    assert spec.args == ({"first": 1, "last": 5, "every": 40},)
+    assert set(m for m in dir(spec.cls) if not m.startswith("_")) == {"next_level", "progress"}
+
+
+@pytest.mark.parametrize("keys, error", [
+    ({"script": str(SERVICE), "class": "Nope"}, r"must define a class Nope"),
+    ({"script": str(SERVICE), "class": "Path"}, r"class Path in .* has no @register methods"),
+    ({"script": "missing.py", "class": "Curriculum"}, r"script file not found"),
+    ({"script": str(SERVICE), "class": "Curriculum", "num": 0}, r"greater than or equal to 1"),
+])
+def test_a_broken_service_table_is_refused_naming_it(tmp_path: Path, keys: dict,
+                                                     error: str) -> None:
+    with pytest.raises(ConfigError, match=r"services\.custom\.Curriculum.*: .*" + error):
+        curriculum_config(tmp_path, custom_table(**keys))
+
+
+def test_a_user_service_may_not_take_the_name_of_one_of_msagent_s(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match=r"'Learner' is the name of one of msagent's services"):
+        curriculum_config(tmp_path, "services.custom.Learner={script = "
+                          f"{json.dumps(str(SERVICE))}, class = \"Curriculum\"}}")
+
+
+@pytest.mark.slow
+def test_the_env_script_reaches_the_user_service_at_every_reset(inline_only: str,
+                                                                tmp_path: Path) -> None:
+    log = tmp_path / "curriculum.json"
+    cfg = curriculum_config(tmp_path, 'run.mode="local"', "run.stop.env_steps=20000",
+                            custom_table(script=str(SERVICE), **{"class": "Curriculum"},
+                                         settings={"every": 40, "log_path": str(log)}))
+    result = run_training(cfg, RunDir.create(cfg.run.root, cfg.run.name))
+    seen = json.loads(log.read_text())
+    assert seen["requests"] >= result["episodes"]  # one per episode, and per env at its start
+    assert seen["level"] == 5  # the level rose as the service said
+
+
+@pytest.mark.slow
+def test_a_killed_restartable_user_service_is_replaced(ray_only: str, tmp_path: Path) -> None:
+    run = Background(tmp_path, custom_table(script=str(SERVICE), restart=True,
+                                            **{"class": "Curriculum"}))
+    kill_when_training("Curriculum", run)
+    _stop_after_training_on(run)
+    assert run.error is None, run.error
+    (replaced,) = run.result["replacements"]
+    assert replaced["dead"] == "Curriculum#0" and replaced["new"]
+
+
+def test_only_a_non_restartable_user_service_s_death_ends_the_run() -> None:
+    from msagent.train.run_services import Services
+
+    keeps, restarts = object(), object()
+    services = Services(object(), object(), {"main": object()}, None, object(),
+                        custom={"Keeps": keeps, "Restarts": restarts},
+                        restartable={"Restarts"})
+    assert keeps in services.stateful() and restarts not in services.stateful()
+    assert {keeps, restarts} <= set(services.all())  # both are stopped at the end
