@@ -1,4 +1,4 @@
-"""SIGKILL during a Ray-mode league run: a killed env worker or evaluator is replaced and the
+"""SIGKILL during a Ray-mode league run: a killed env worker and evaluator are replaced and the
 league goes on; a killed learner stops the run naming it, and ``--resume`` continues the same
 league."""
 
@@ -21,7 +21,7 @@ from msagent.train.league_plan import league_snapshot_keys
 from msagent.train.resume import plan_resume
 from msagent.train.signals import STOP_FILE_REASON
 from tests.services.helpers import wait_until
-from tests.train.helpers import feed_state, replacement_back, stop_when
+from tests.train.helpers import feed_state, stop_when, train_until
 from tests.train.league_helpers import league_config
 from tests.train.test_faults import handle_of
 from tests.train.test_league_runs import KUHN_ENV, smallest_league
@@ -66,21 +66,6 @@ def kill_when_training(service: str) -> None:
 
 
 @pytest.mark.slow
-def test_a_killed_env_worker_is_replaced_and_the_league_goes_on(ray_only: str,
-                                                                tmp_path: Path) -> None:
-    run = LeagueBackground(tmp_path, "run.stop.time_s=150", "services.env_worker.num=2")
-    kill_when_training("EnvWorker")
-    stop_when(run.run_dir, lambda: replacement_back(run.run_dir) or not run.alive, 90,
-              "the replacement")
-    run.join()
-    assert run.error is None, run.error
-    assert run.result["stop_reason"] == STOP_FILE_REASON, run.result
-    (replaced,) = run.result["replacements"]
-    assert replaced["dead"] == "EnvWorker#0" and replaced["back_s"] is not None
-    assert run.result["league"]["summary"]["matches"] > 0
-
-
-@pytest.mark.slow
 def test_a_killed_learner_stops_the_league_by_name_and_resume_restores_it(
         ray_only: str, tmp_path: Path) -> None:
     run = LeagueBackground(tmp_path, "run.stop.time_s=120")
@@ -91,41 +76,64 @@ def test_a_killed_learner_stops_the_league_by_name_and_resume_restores_it(
     assert isinstance(run.error, ServiceDiedError), run.error
     assert "Learner-main_exploiter" in str(run.error)
     plan = plan_resume(run.cfg, run.run_dir)  # the last complete checkpoint, league included
-    assert set(plan.league["players"][i]["id"] for i in range(3)) == {
+    assert {plan.league["players"][i]["id"] for i in range(3)} == {
         "main", "main_exploiter", "league_exploiter"}
     assert plan.league["historical"], "the league's snapshots were checkpointed"
     assert not run.run_dir.snapshots.missing(league_snapshot_keys(plan.league))
     # 10 s more than the checkpoint's elapsed time (time_s counts the run's whole time)
     more = plan.progress.get("elapsed_s", 0.0) + 10.0
-    resumed = run_training(run.cfg.model_copy(update={"run": run.cfg.run.model_copy(
+    # stopped (STOP file) once the resumed run's feed shows matches past the checkpoint's,
+    # not after the whole 10 s
+    resumed_at = time.time()
+
+    def matches_past_checkpoint() -> bool:
+        feed = feed_state(run.run_dir)  # the killed run's last feed is older than resumed_at
+        return (feed.get("written_s", 0) > resumed_at
+                and (feed.get("league") or {}).get("reported", 0) > plan.league["reported"])
+
+    resumed = train_until(run.cfg.model_copy(update={"run": run.cfg.run.model_copy(
         update={"stop": run.cfg.run.stop.model_copy(update={"time_s": more})})}),
-        run.run_dir, plan)
+        run.run_dir, matches_past_checkpoint, 120, "matches past the checkpoint's",
+        resume=plan)
     assert resumed["league"]["summary"]["historical"] >= len(plan.league["historical"])
     assert resumed["league"]["summary"]["matches"] > plan.league["reported"]
 
 
 @pytest.mark.slow
-def test_a_killed_evaluator_is_replaced_and_goes_on_measuring(ray_only: str,
-                                                              tmp_path: Path) -> None:
-    """A Kuhn poker league whose evaluator measures NashConv every second: its replacement's
-    measures reach the driver, and the run ends with its final checkpoint and result."""
+def test_a_killed_env_worker_and_evaluator_are_replaced_and_the_league_goes_on_measuring(
+        ray_only: str, tmp_path: Path) -> None:
+    """A Kuhn poker league (two env workers) whose evaluator measures NashConv every second:
+    an env worker and the evaluator are killed at once (one run for both: a league takes long
+    to start); each is replaced, the new env worker takes steps, the new evaluator's measures
+    reach the driver, and the run ends with its final checkpoint and result."""
     cfg = smallest_league(tmp_path, KUHN_ENV, 'run.mode="ray"', "run.stop.time_s=150",
-                          "services.evaluator.nash_conv_every_s=1",
+                          "services.env_worker.num=2", "services.evaluator.nash_conv_every_s=1",
                           "services.learner.checkpoint_every_s=3")
     run = LeagueBackground(tmp_path, cfg=cfg)
-    kill_when_training("Evaluator")
+    kill_when_training("EnvWorker")
+    os.kill(handle_of("Evaluator").placements()[0]["pid"], signal.SIGKILL)
     killed_at = time.time()
 
     def measured_since() -> bool:
         found = feed_state(run.run_dir).get("nash_conv", {}).get("main")
         return bool(found) and found["time"] > killed_at + 1
 
-    stop_when(run.run_dir, lambda: measured_since() or not run.alive, 90,
-              "a NashConv measure by the replacement evaluator")
+    def both_back() -> bool:
+        back = {r["service"] for r in feed_state(run.run_dir).get("replacements", [])
+                if r["back_s"] is not None}
+        return {"EnvWorker", "Evaluator"} <= back and measured_since()
+
+    stop_when(run.run_dir, lambda: both_back() or not run.alive, 90,
+              "the replacement env worker back and a NashConv measure by the new evaluator")
     run.join()
     assert run.error is None, run.error
     assert run.result["stop_reason"] == STOP_FILE_REASON, run.result
-    (replaced,) = run.result["replacements"]
-    assert replaced["dead"] == "Evaluator#0" and replaced["new"] and replaced["back_s"] is not None
+    replaced = {r["service"]: r for r in run.result["replacements"]}
+    assert len(run.result["replacements"]) == 2, run.result["replacements"]
+    worker, evaluator = replaced["EnvWorker"], replaced["Evaluator"]
+    assert worker["dead"] == "EnvWorker#0" and worker["back_s"] is not None, worker
+    assert evaluator["dead"] == "Evaluator#0" and evaluator["new"], evaluator
+    assert evaluator["back_s"] is not None, evaluator
+    assert run.result["league"]["summary"]["matches"] > 0
     assert run.result["checkpoint"] is not None
     assert max(m["time"] for m in run.result["league"]["nash_conv"]) > killed_at + 1
