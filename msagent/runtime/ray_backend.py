@@ -59,9 +59,9 @@ class RayBackend(Backend):
         if self._owns_ray:
             # "local": an embedded Ray is always new; with None, Ray would join whatever
             # cluster `ray start` (or another process's test cluster) last left on this machine
-            ray.init(address=address or "local", namespace=namespace, include_dashboard=False,
-                     num_cpus=num_cpus if address is None else None,
-                     logging_level=logging.WARNING, log_to_driver=True)
+            start_ray(ray, address=address or "local", namespace=namespace,
+                      include_dashboard=False, num_cpus=num_cpus if address is None else None,
+                      logging_level=logging.WARNING, log_to_driver=True)
         from msagent.runtime.ray_actors import ControlActor
 
         super().__init__()
@@ -265,3 +265,22 @@ def _on_this_node(ray: Any) -> Any:
     from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
     return NodeAffinitySchedulingStrategy(ray.get_runtime_context().get_node_id(), soft=False)
+
+
+RAY_START_TRIES = 2
+"""Ray waits a fixed 30 s for a new node's raylet to register; on a loaded 2-core machine it
+sometimes takes longer, so an embedded Ray that timed out is started once more."""
+
+
+def start_ray(ray: Any, **options: Any) -> None:
+    """``ray.init``, tried again once if the new node timed out during its start-up."""
+    for attempt in range(1, RAY_START_TRIES + 1):
+        try:
+            ray.init(**options)
+            return
+        except Exception as exc:
+            if "timed out during startup" not in str(exc) or attempt == RAY_START_TRIES:
+                raise
+            logging.getLogger("msagent.runtime").warning(
+                "Ray's node did not start within 30 s (a loaded machine?); starting it again")
+            ray.shutdown()
