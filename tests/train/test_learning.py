@@ -60,7 +60,7 @@ def test_impala_solves_cartpole_with_actors_that_never_wait(ray_only: str,
 
     example = Path(__file__).resolve().parents[2] / "examples" / "cartpole_impala.toml"
     cfg = load_config(example, [f"run.root={json.dumps(str(tmp_path))}",
-                                "run.stop.time_s=150", "logging.progress=false",
+                                "run.stop.time_s=300", "logging.progress=false",
                                 "logging.tensorboard=false"])
     result = run_training(cfg, RunDir.create(cfg.run.root, cfg.run.name))
     assert result["mean_return"] >= 475, result

@@ -66,18 +66,23 @@ class Algorithm(ABC):
             optimizer.state.clear()
 
     def apply_gradients(self, loss: Tensor, optimizer: torch.optim.Optimizer,
-                        max_grad_norm: float | None = None, where: str = "") -> float:
+                        max_grad_norm: float | None = None, where: str = "",
+                        applied: int = 0) -> float:
         """One optimizer step on ``loss``: gradients averaged over the learner group, clipped
         to ``max_grad_norm``; refused if the loss or the gradient norm is not finite (the
         weights and the optimizer's state do not move). Returns the gradient norm.
 
+        Args:
+            where: Where the step is, for the message (e.g. ``update 3 (epoch 1/4)``).
+            applied: Steps of this update already taken, for the message.
+
         Raises:
-            NonFiniteError: naming what was not finite and ``where`` (e.g. the update).
+            NonFiniteError: naming what was not finite, ``where`` and the steps applied.
         """
         optimizer.zero_grad(set_to_none=True)
         value = float(loss.detach())
         if self.collective.any(not math.isfinite(value)):  # every rank refuses together
-            raise NonFiniteError(_refused(f"loss = {value}", where))
+            raise NonFiniteError(_refused(f"loss = {value}", where, applied))
         loss.backward()
         params = list(self.policy.model.parameters())
         if self.collective.world > 1:
@@ -85,7 +90,8 @@ class Algorithm(ABC):
         norm = float(gradient_norm(params, max_grad_norm))
         if not math.isfinite(norm):
             optimizer.zero_grad(set_to_none=True)
-            raise NonFiniteError(_refused(f"gradient norm = {norm} (loss = {value:.6g})", where))
+            raise NonFiniteError(_refused(
+                f"gradient: total grad norm = {norm} (loss = {value:.6g})", where, applied))
         optimizer.step()
         return norm
 
@@ -96,12 +102,15 @@ class Algorithm(ABC):
         Raises:
             NonFiniteError: a floating column of ``batch`` is not all finite.
         """
-        problem = next((first_non_finite(name, column) for name, column in batch.items()
-                        if column.is_floating_point() and not torch.isfinite(column).all()),
-                       None)
-        if self.collective.any(problem is not None):
-            raise NonFiniteError(_refused(problem or "numbers in a peer learner's fragments",
-                                          where))
+        bad = next((name for name, column in batch.items()
+                    if column.is_floating_point() and not torch.isfinite(column).all()), None)
+        if self.collective.any(bad is not None):
+            of = f" of {where}" if where else ""
+            problem = (f"non-finite {bad} in the fragments{of}: "
+                       f"{first_non_finite(bad, batch[bad])}" if bad is not None else
+                       f"non-finite numbers in a peer learner's fragments{of}")
+            raise NonFiniteError(f"{problem}; the update was refused, the weights and "
+                                 "optimizer state kept")
 
 
 def gradients(params: list[Tensor]) -> list[Tensor]:
@@ -130,10 +139,12 @@ def first_non_finite(name: str, column: Tensor) -> str:
             f"({int(bad.sum())} of {bad.numel()} values)")
 
 
-def _refused(what: str, where: str) -> str:
+def _refused(what: str, where: str, applied: int = 0) -> str:
     """Say what was not finite, where, and what was kept."""
-    return (f"non-finite {what}{f' in {where}' if where else ''}: refused, the weights and "
-            "optimizer state kept")
+    kept = (f"; the {applied} earlier minibatch steps of this update were applied"
+            if applied else "")
+    return (f"non-finite {what}{f' in {where}' if where else ''}: the step was refused, the "
+            f"weights and optimizer state kept{kept}")
 
 
 def _column(fragments: list[Fragment], name: str) -> Tensor:

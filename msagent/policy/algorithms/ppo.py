@@ -7,7 +7,6 @@ the fragments), never recomputed, so what the learner optimises is exactly what 
 from __future__ import annotations
 
 import copy
-import math
 from collections.abc import Iterator
 from dataclasses import asdict
 from typing import Any
@@ -18,11 +17,9 @@ from torch import Tensor
 from msagent.algorithm_config import (  # noqa: F401  (re-exported)
     CARTPOLE_FRAGMENT_LEN, CARTPOLE_NUM_ENVS, CARTPOLE_PPO, PPOConfig,
 )
-from msagent.errors import NonFiniteError
 from msagent.policy import operators as ops
 from msagent.policy.algorithms.base import (
-    BOOTSTRAP_VALUE, SEQUENCE_COLUMNS, Algorithm, evaluate_steps, first_non_finite, gradient_norm,
-    gradients, stack_fragments,
+    BOOTSTRAP_VALUE, SEQUENCE_COLUMNS, Algorithm, evaluate_steps, stack_fragments,
 )
 from msagent.policy.algorithms.collective import SINGLE, Collective, global_normalize
 from msagent.policy.devices import to_device
@@ -131,24 +128,8 @@ class PPO(Algorithm):
                          self.policy.device)
 
     def _check_finite(self, stacked: Batch) -> None:
-        """Refuse fragments holding NaN or infinite numbers, before anything moves.
-
-        Raises:
-            NonFiniteError: naming the column, the first bad ``[fragment, step, ...]`` index
-                and its value.
-        """
-        problem = next((self._bad_input(name, column) for name, column in stacked.items()
-                        if column.is_floating_point() and not torch.isfinite(column).all()), None)
-        if self.collective.any(problem is not None):  # every rank of a group refuses together
-            raise NonFiniteError(problem or f"update {self.updates + 1} was refused: a peer "
-                                 "learner's fragments hold non-finite numbers; the weights and "
-                                 "optimizer state kept")
-
-    def _bad_input(self, name: str, column: Tensor) -> str:
-        """Name the first non-finite element of ``column`` in the fragments."""
-        return (f"non-finite {name} in the fragments of update {self.updates + 1}: "
-                f"{first_non_finite(name, column)}; the update was refused, the weights and "
-                "optimizer state kept")
+        """Refuse fragments holding NaN or infinite numbers, before anything moves."""
+        self.refuse_non_finite(stacked, f"update {self.updates + 1}")
 
     def compute_loss(self, batch: Batch) -> tuple[Tensor, dict[str, Tensor]]:
         """The PPO objective on one minibatch: clipped policy loss + value loss - entropy bonus."""
@@ -207,42 +188,12 @@ class PPO(Algorithm):
         Args:
             loss: the minibatch loss.
             where: (epoch, minibatch, steps already taken in this update), for the message.
-
-        Raises:
-            NonFiniteError: the loss or the total gradient norm is NaN or infinite; the
-                gradients are zeroed and neither the weights nor Adam's state move.
         """
-        self.optimizer.zero_grad(set_to_none=True)
-        value = float(loss.detach())
-        if self.collective.any(not math.isfinite(value)):  # every rank refuses together
-            raise NonFiniteError(self._refusal(f"loss = {value}", where))
-        loss.backward()
-        if self.collective.world > 1:
-            self.collective.average(self._grads())
-        norm = float(self._grad_norm())
-        if not math.isfinite(norm):
-            self.optimizer.zero_grad(set_to_none=True)
-            raise NonFiniteError(self._refusal(
-                f"gradient: total grad norm = {norm} (loss = {value:.6g})", where))
-        self.optimizer.step()
-
-    def _grads(self) -> list[Tensor]:
-        """Every parameter's gradient (zeros where none), in a fixed order for all ranks."""
-        return gradients(list(self.policy.model.parameters()))
-
-    def _grad_norm(self) -> Tensor:
-        """The total gradient norm, clipping to ``max_grad_norm`` when it is set."""
-        return gradient_norm(list(self.policy.model.parameters()), self.config.max_grad_norm)
-
-    def _refusal(self, what: str, where: tuple[int, int, int]) -> str:
-        """Say what was not finite, in which update/epoch/minibatch, and what was kept."""
         epoch, minibatch, applied = where
         cfg = self.config
-        kept = (f"; the {applied} earlier minibatch steps of this update were applied"
-                if applied else "")
-        return (f"non-finite {what} in update {self.updates + 1} (epoch {epoch + 1}/"
-                f"{cfg.epochs}, minibatch {minibatch + 1}/{cfg.minibatches}): the step was "
-                f"refused, the weights and optimizer state kept{kept}")
+        self.apply_gradients(loss, self.optimizer, cfg.max_grad_norm,
+                             f"update {self.updates + 1} (epoch {epoch + 1}/{cfg.epochs}, "
+                             f"minibatch {minibatch + 1}/{cfg.minibatches})", applied)
 
     def _kl_exceeded(self, stats: dict[str, Tensor]) -> bool:
         """Whether the last minibatch moved the policy further than ``target_kl`` allows."""
