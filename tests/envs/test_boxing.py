@@ -245,7 +245,9 @@ def test_a_short_boxing_league_trains_snapshots_and_evaluates(tmp_path: Path) ->
     bot was played from both seats: both players learn, the main agent is snapshotted, games
     are played in the league and against the random bot from both seats."""
     result_json = tmp_path / "result.json"
-    overrides = ["run.stop.time_s=150", f"run.root={json.dumps(str(tmp_path / 'runs'))}",
+    # one process (the game is the subject; Ray's start-up and 8 actors took 100 of 120 s)
+    overrides = ["run.stop.time_s=150", 'run.mode="local"',
+                 f"run.root={json.dumps(str(tmp_path / 'runs'))}",
                  "logging.progress=false", "logging.tensorboard=false", "env.max_cycles=200",
                  "services.env_worker.num_envs=4", "services.env_worker.fragment_len=8",
                  "services.learner.batch_fragments=4",

@@ -205,8 +205,9 @@ def test_msagent_train_learns_from_the_academy_example(tmp_path: Path) -> None:
     out = tmp_path / "result.json"
     env = dict(os.environ, RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER="0")
     started = time.monotonic()
+    # one process: the game and its bridge are the subject (Ray's start is tested elsewhere)
     cmd = [sys.executable, "-m", "msagent", "train", str(REPO / "examples/football_academy.toml"),
-           "--set", "run.stop.time_s=150",
+           "--mode", "local", "--set", "run.stop.time_s=150",
            "--set", f"run.root={json.dumps(str(tmp_path / 'runs'))}",
            "--set", "logging.progress=false", "--set", "logging.tensorboard=false",
            "--result-json", str(out)]

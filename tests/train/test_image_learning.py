@@ -54,7 +54,10 @@ clip = 0.2
 
 @pytest.mark.slow
 @pytest.mark.parametrize("mode", ["local", "ray"])
-def test_a_cnn_learns_to_read_the_newest_frame_of_the_stack(mode: str, tmp_path: Path) -> None:
+def test_a_cnn_learns_to_read_the_newest_frame_of_the_stack(mode: str, tmp_path: Path,
+                                                           request: pytest.FixtureRequest) -> None:
+    if mode == "ray":
+        request.getfixturevalue("ray_only")  # the session's Ray, not one started for this test
     toml = tmp_path / "spot.toml"
     toml.write_text(CONFIG.replace('"spot_', f'"{TASK}/spot_'))
     cfg = load_config(toml, [f"run.root={json.dumps(str(tmp_path))}", "logging.progress=false",
