@@ -21,7 +21,7 @@ from msagent.runtime import state
 from msagent.train import run_training
 from msagent.train.signals import STOP_FILE_REASON
 from tests.services.helpers import wait_until
-from tests.train.helpers import example_config, replacement_back, stop_when
+from tests.train.helpers import example_config, feed_state, replacement_back, stop_when
 
 
 class Background:
@@ -86,28 +86,31 @@ def _updates() -> int:
 
 
 @pytest.mark.slow
-def test_a_killed_env_worker_is_replaced_and_the_run_goes_on(ray_only: str,
-                                                              tmp_path: Path) -> None:
-    run = Background(tmp_path, "run.stop.time_s=150")
-    kill_when_training("EnvWorker", run)
-    _stop_after_training_on(run)
-    assert run.error is None, run.error
-    (replaced,) = run.result["replacements"]
-    assert replaced["dead"] == "EnvWorker#0" and replaced["new"] == "EnvWorker#2"
-    assert replaced["back_s"] is not None and replaced["back_s"] < 30, replaced
-    assert run.result["stop_reason"] == STOP_FILE_REASON
-    assert "starting a replacement" in run.run_dir.log_path.read_text()
-
-
-@pytest.mark.slow
-def test_a_killed_inference_server_is_replaced(ray_only: str, tmp_path: Path) -> None:
+def test_a_killed_env_worker_and_inference_server_are_replaced_and_the_run_goes_on(
+        ray_only: str, tmp_path: Path) -> None:
+    """Central inference: an env worker and the inference server are killed at once (one run
+    for both: a run takes long to start); each is replaced, the new worker takes steps through
+    the new server, and the learner goes on."""
     run = Background(tmp_path, "run.stop.time_s=150", 'services.inference.mode="central"')
-    kill_when_training("InferenceServer", run)
+    kill_when_training("EnvWorker", run)
+    os.kill(handle_of("InferenceServer").placements()[0]["pid"], signal.SIGKILL)
+
+    def both_replaced() -> bool:
+        found = {r["service"]: r for r in feed_state(run.run_dir).get("replacements", [])}
+        return ("InferenceServer" in found and "EnvWorker" in found
+                and found["EnvWorker"]["back_s"] is not None)
+
+    wait_until(lambda: both_replaced() or not run.alive, timeout_s=90, what="the replacements")
     _stop_after_training_on(run)
     assert run.error is None, run.error
-    (replaced,) = run.result["replacements"]
-    assert replaced["service"] == "InferenceServer" and replaced["new"] == "InferenceServer#1"
-    assert run.result["updates"] > 2
+    replaced = {r["service"]: r for r in run.result["replacements"]}
+    assert len(run.result["replacements"]) == 2, run.result["replacements"]
+    worker, server = replaced["EnvWorker"], replaced["InferenceServer"]
+    assert worker["dead"] == "EnvWorker#0" and worker["new"] == "EnvWorker#2"
+    assert worker["back_s"] is not None and worker["back_s"] < 30, worker
+    assert server["new"] == "InferenceServer#1", server
+    assert run.result["stop_reason"] == STOP_FILE_REASON and run.result["updates"] > 2
+    assert "starting a replacement" in run.run_dir.log_path.read_text()
 
 
 @pytest.mark.slow
