@@ -25,12 +25,12 @@ def test_the_room_is_a_few_batches_below_the_allowed_lag(settings: dict, room: i
 
 @pytest.mark.slow
 def test_async_workers_wait_for_a_slower_learner(tmp_path: Path) -> None:
-    """IMPALA on tic-tac-toe, 20 k env steps on one process: 106-110 updates of 16 fragments
-    and 250-290 dropped; without the wait (queued_batches = 0) the actors took the learner's
-    CPU: 15-17 updates, 1,500-1,700 fragments dropped."""
-    result = run_training(config(tmp_path, TICTACTOE, "run.stop.env_steps=20000",
+    """IMPALA on tic-tac-toe, 10 k env steps on one process: 61 updates of 16 fragments and 4
+    dropped; without the wait (queued_batches = 0) the actors took the learner's CPU: 11
+    updates, 667 fragments dropped (at 20 k steps: 106-110 and 250-290; 15-17 and 1,500-1,700)."""
+    result = run_training(config(tmp_path, TICTACTOE, "run.stop.env_steps=10000",
                                  "services.learner.sync=false", 'algorithm.name="impala"'),
                           None, False)
     assert result["stop_reason"].startswith("env_steps"), result
     used = result["updates"] * 2 * 4 * 2
-    assert result["updates"] >= 50 and result["dropped_fragments"] <= 0.25 * used, result
+    assert result["updates"] >= 25 and result["dropped_fragments"] <= 0.25 * used, result
