@@ -35,7 +35,7 @@ from msagent.config.psro import PSROSection
 from msagent.league.matchmaking import WEIGHTINGS
 from msagent.league.settings import (
     MAIN, PSRO, ROLE_NAMES, LeagueExploiterSettings, LeagueSettings, MainExploiterSettings,
-    MainSettings, PlayerSpec, SnapshotSettings,
+    MainSettings, PlayerSpec, SnapshotSettings, is_role_script,
 )
 
 PSRO_SEATS = 2
@@ -96,9 +96,10 @@ class LeaguePlayerSection(Section):
     @field_validator("role")
     @classmethod
     def _known_role(cls, value: str) -> str:
-        """Name the known roles when an unknown one is given."""
-        if value not in ROLE_NAMES:
-            raise ValueError(f"unknown role {value!r}; expected one of {list(ROLE_NAMES)}")
+        """Name the known roles when an unknown one is given (or a user's ``roles.py:Class``)."""
+        if value not in ROLE_NAMES and not is_role_script(value):
+            raise ValueError(f"unknown role {value!r}; expected one of {list(ROLE_NAMES)} or "
+                             "a role class of your own, 'path/to/roles.py:ClassName'")
         return value
 
     def ids(self) -> list[str]:

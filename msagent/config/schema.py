@@ -21,6 +21,8 @@ from msagent.config.general import (LoggingSection, RunSection, ScriptsSection, 
                                     _base_dir, resolve_script)
 from msagent.config.league import LeagueSection
 from msagent.config.psro import is_script_ref
+from msagent.league.roles import check_role
+from msagent.league.settings import is_role_script
 from msagent.vocabulary import BUILTIN_RANDOM
 from msagent.config.services import (
     BufferSection,
@@ -98,6 +100,11 @@ class TrainConfig(Section):
             base = _base_dir(info.context)
             value.bots = {name: path if path == BUILTIN_RANDOM else str(resolve_script(path, base))
                           for name, path in value.bots.items()}
+            for entry in value.players:  # a user's role class: its script found the same way
+                if is_role_script(entry.role):
+                    path, _, name = entry.role.rpartition(":")
+                    entry.role = f"{resolve_script(path, base)}:{name}"
+                    check_role(entry.role)
             if value.psro is not None and is_script_ref(value.psro.solver):
                 path, _, name = value.psro.solver.rpartition(":")
                 value.psro.solver = f"{resolve_script(path, base)}:{name}"

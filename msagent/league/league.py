@@ -96,9 +96,19 @@ class League:
         fixed = role.fixed_seat(self, player)
         learner_seat = fixed if fixed is not None else self._draw_seat(player_id, num_seats)
         seats = tuple(player.ref if i == learner_seat else
-                      role.opponent_at(self, player, i, self.rng) for i in range(num_seats))
+                      self._checked(role, role.opponent_at(self, player, i, self.rng))
+                      for i in range(num_seats))
         # Weighted seats are drawn here; the worker must not even them out by swapping.
         return Match(seats, learner_seat, fixed is not None or player_id in self._seat_probs)
+
+    def _checked(self, role: Role, ref: Any) -> PolicyRef:
+        """A role's opponent, refused (naming the role) unless it is a known participant."""
+        if not isinstance(ref, PolicyRef) or not self._known(ref):
+            raise ValueError(
+                f"role {role.name!r} chose the opponent {ref!r}, which is not a participant of "
+                f"this league (a PolicyRef of a player, a snapshot in the league's historical "
+                f"or a bot of [league.bots])")
+        return ref
 
     def _draw_seat(self, player_id: str, num_seats: int) -> int:
         """A learner seat: by the player's seat weights, else uniform (as before weights)."""
@@ -144,8 +154,10 @@ class League:
         player.updates_at_snapshot, player.parent = int(updates), str(ref)
         if self.psro is not None and player.role == PSRO:
             self.psro.on_snapshot(player_id, str(ref))
-        reset_to = self.role_of(player_id).reset_target(self, player, self.rng)
+        role = self.role_of(player_id)
+        reset_to = role.reset_target(self, player, self.rng)
         if reset_to is not None:
+            reset_to = self._checked(role, reset_to)
             player.parent, player.resets = str(reset_to), player.resets + 1
         return LeagueOrder(reset_to=reset_to)
 

@@ -15,10 +15,12 @@ from msagent.league.matchmaking import (fictitious_self_play, from_distribution,
                                         self_play)
 from msagent.league.payoff import PayoffTable
 from msagent.league.players import Historical, Player
+from msagent.errors import ScriptError
 from msagent.league.settings import (
     LEAGUE_EXPLOITER, MAIN, MAIN_EXPLOITER, PSRO, ROLE_NAMES, LeagueExploiterSettings,
-    LeagueSettings, MainExploiterSettings, MainSettings, SnapshotSettings,
+    LeagueSettings, MainExploiterSettings, MainSettings, SnapshotSettings, is_role_script,
 )
+from msagent.script_loader import load_script
 from msagent.vocabulary import PolicyRef
 
 
@@ -253,7 +255,35 @@ ROLES: dict[str, type[Role]] = {
 
 
 def make_role(name: str, settings: LeagueSettings) -> Role:
-    """The role ``name`` configured from ``settings``."""
+    """The role ``name`` (or a user's ``roles.py:Class``) configured from ``settings``."""
+    if is_role_script(name):
+        return user_role(name, settings.role_settings(name))
     if name not in ROLES:
         raise ValueError(f"unknown role {name!r}; known: {list(ROLE_NAMES)}")
     return ROLES[name](settings.role_settings(name))
+
+
+def user_role(ref: str, settings: SnapshotSettings) -> Role:
+    """A user's role class from ``path.py:ClassName``, checked to be a :class:`Role`.
+
+    Raises:
+        ScriptError: the script defines no such class, or it does not subclass ``Role``.
+    """
+    path, _, class_name = ref.rpartition(":")
+    found = getattr(load_script(path), class_name, None)
+    if not (isinstance(found, type) and issubclass(found, Role)):
+        got = "nothing" if found is None else repr(found)
+        raise ScriptError(f"role {ref!r}: the script must define a class {class_name} that "
+                          f"subclasses msagent.league.Role; got {got}")
+    role = found(settings)
+    role.name = ref
+    return role
+
+
+def check_role(ref: str) -> None:
+    """Load a user's role class once where the config is read, so a broken one fails there.
+
+    Raises:
+        ScriptError: as :func:`user_role`.
+    """
+    user_role(ref, SnapshotSettings())
