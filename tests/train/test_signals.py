@@ -54,8 +54,8 @@ def wait_for_updates(proc: subprocess.Popen[str], updates: int, timeout_s: float
 @pytest.mark.slow
 @pytest.mark.parametrize("mode,sig,group,code", [
     ("local", signal.SIGINT, True, 130),
-    ("ray", signal.SIGTERM, False, 143),
-    ("ray", signal.SIGINT, True, 130),
+    ("local", signal.SIGTERM, False, 143),  # the driver's handler, whatever the mode
+    ("ray", signal.SIGINT, True, 130),  # Ctrl-C: the whole process group, on the embedded Ray
 ])
 def test_a_stop_signal_writes_a_final_checkpoint_and_the_result(
         tmp_path: Path, mode: str, sig: signal.Signals, group: bool, code: int) -> None:
