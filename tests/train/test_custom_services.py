@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from msagent.config import load_config
-from msagent.errors import ConfigError
+from msagent.errors import ConfigError, ServiceDiedError
 from msagent.rundir import RunDir
 from msagent.train import run_training
 from msagent.train.run_services import RunInfo
@@ -88,6 +88,18 @@ def test_a_killed_restartable_user_service_is_replaced(ray_only: str, tmp_path: 
     assert run.error is None, run.error
     (replaced,) = run.result["replacements"]
     assert replaced["dead"] == "Curriculum#0" and replaced["new"]
+
+
+@pytest.mark.slow
+def test_a_killed_user_service_that_may_not_restart_stops_the_run_naming_it(
+        ray_only: str, tmp_path: Path) -> None:
+    run = Background(tmp_path, custom_table(script=str(SERVICE), restart=False,
+                                            **{"class": "Curriculum"}))
+    kill_when_training("Curriculum", run)
+    run.join()
+    assert isinstance(run.error, ServiceDiedError), run.error
+    assert "service Curriculum died" in str(run.error)
+    assert "service Curriculum died" in run.run_dir.log_path.read_text()
 
 
 def test_only_a_non_restartable_user_service_s_death_ends_the_run() -> None:
