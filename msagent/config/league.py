@@ -35,9 +35,8 @@ from msagent.config.psro import PSROSection
 from msagent.league.matchmaking import WEIGHTINGS
 from msagent.league.settings import (
     MAIN, PSRO, ROLE_NAMES, LeagueExploiterSettings, LeagueSettings, MainExploiterSettings,
-    MainSettings, PlayerSpec, SnapshotSettings,
+    MainSettings, PlayerSpec, SnapshotSettings, is_role_script,
 )
-from msagent.script_loader import is_script_ref
 
 PSRO_SEATS = 2
 """Seats PSRO's per-seat best responses are made for (``symmetric = false``)."""
@@ -98,7 +97,7 @@ class LeaguePlayerSection(Section):
     @classmethod
     def _known_role(cls, value: str) -> str:
         """Name the known roles when an unknown one is given (or a user's ``roles.py:Class``)."""
-        if value not in ROLE_NAMES and not is_script_ref(value):
+        if value not in ROLE_NAMES and not is_role_script(value):
             raise ValueError(f"unknown role {value!r}; expected one of {list(ROLE_NAMES)} or "
                              "a role class of your own, 'path/to/roles.py:ClassName'")
         return value
