@@ -31,6 +31,12 @@ def load_script(path: str) -> ModuleType:
     return module
 
 
+def is_script_ref(value: str) -> bool:
+    """Whether ``value`` reads ``something.py:name`` (a user's meta-solver, role class...)."""
+    path, _, name = value.rpartition(":")
+    return path.endswith(".py") and name.isidentifier()
+
+
 def script_function(path: str, name: str) -> Callable[..., Any]:
     """The function ``name`` of a user script, or a clear error saying what is missing.
 

@@ -35,8 +35,9 @@ from msagent.config.psro import PSROSection
 from msagent.league.matchmaking import WEIGHTINGS
 from msagent.league.settings import (
     MAIN, PSRO, ROLE_NAMES, LeagueExploiterSettings, LeagueSettings, MainExploiterSettings,
-    MainSettings, PlayerSpec, SnapshotSettings, is_role_script,
+    MainSettings, PlayerSpec, SnapshotSettings,
 )
+from msagent.script_loader import is_script_ref
 
 PSRO_SEATS = 2
 """Seats PSRO's per-seat best responses are made for (``symmetric = false``)."""
@@ -97,7 +98,7 @@ class LeaguePlayerSection(Section):
     @classmethod
     def _known_role(cls, value: str) -> str:
         """Name the known roles when an unknown one is given (or a user's ``roles.py:Class``)."""
-        if value not in ROLE_NAMES and not is_role_script(value):
+        if value not in ROLE_NAMES and not is_script_ref(value):
             raise ValueError(f"unknown role {value!r}; expected one of {list(ROLE_NAMES)} or "
                              "a role class of your own, 'path/to/roles.py:ClassName'")
         return value

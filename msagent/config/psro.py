@@ -18,6 +18,7 @@ from typing import Any, Literal
 from pydantic import Field, field_validator, model_validator
 
 from msagent.config.base import Section
+from msagent.script_loader import is_script_ref  # noqa: F401  (re-exported)
 
 ORACLES = ("exact", "rl")
 """``exact``: tabular best responses over information states (OpenSpiel games);
@@ -86,8 +87,3 @@ class PSROSection(Section):
                              "oracle's best responses already play one action each)")
         return self
 
-
-def is_script_ref(value: str) -> bool:
-    """Whether ``value`` reads ``something.py:name``."""
-    path, _, name = value.rpartition(":")
-    return path.endswith(".py") and name.isidentifier()

@@ -9,6 +9,7 @@ Every table and key has a default except ``[scripts]``, so the smallest valid fi
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from pydantic import Field, ValidationInfo, field_validator, model_validator
@@ -20,9 +21,8 @@ from msagent.config.data import DataSection, PublishSection
 from msagent.config.general import (LoggingSection, RunSection, ScriptsSection, StopSection,
                                     _base_dir, resolve_script)
 from msagent.config.league import LeagueSection
-from msagent.config.psro import is_script_ref
 from msagent.league.roles import check_role
-from msagent.league.settings import is_role_script
+from msagent.script_loader import is_script_ref
 from msagent.vocabulary import BUILTIN_RANDOM
 from msagent.config.services import (
     BufferSection,
@@ -101,13 +101,11 @@ class TrainConfig(Section):
             value.bots = {name: path if path == BUILTIN_RANDOM else str(resolve_script(path, base))
                           for name, path in value.bots.items()}
             for entry in value.players:  # a user's role class: its script found the same way
-                if is_role_script(entry.role):
-                    path, _, name = entry.role.rpartition(":")
-                    entry.role = f"{resolve_script(path, base)}:{name}"
+                if is_script_ref(entry.role):
+                    entry.role = _resolved_ref(entry.role, base)
                     check_role(entry.role)
             if value.psro is not None and is_script_ref(value.psro.solver):
-                path, _, name = value.psro.solver.rpartition(":")
-                value.psro.solver = f"{resolve_script(path, base)}:{name}"
+                value.psro.solver = _resolved_ref(value.psro.solver, base)
         return value
 
     @model_validator(mode="after")
@@ -158,3 +156,9 @@ __all__ = [
     "ModelPoolSection", "ResourcesSection", "RunSection", "ScriptsSection", "ServicesSection",
     "StopSection", "TrainConfig",
 ]
+
+
+def _resolved_ref(ref: str, base: Path) -> str:
+    """``script.py:name`` with the script made absolute against the TOML's folder."""
+    path, _, name = ref.rpartition(":")
+    return f"{resolve_script(path, base)}:{name}"

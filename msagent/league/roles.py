@@ -13,14 +13,14 @@ import numpy as np
 
 from msagent.league.matchmaking import (fictitious_self_play, from_distribution, pfsp, pfsp_weights,
                                         self_play)
+from msagent.errors import ScriptError
 from msagent.league.payoff import PayoffTable
 from msagent.league.players import Historical, Player
-from msagent.errors import ScriptError
 from msagent.league.settings import (
     LEAGUE_EXPLOITER, MAIN, MAIN_EXPLOITER, PSRO, ROLE_NAMES, LeagueExploiterSettings,
-    LeagueSettings, MainExploiterSettings, MainSettings, SnapshotSettings, is_role_script,
+    LeagueSettings, MainExploiterSettings, MainSettings, SnapshotSettings,
 )
-from msagent.script_loader import load_script
+from msagent.script_loader import is_script_ref, load_script
 from msagent.vocabulary import PolicyRef
 
 
@@ -256,7 +256,7 @@ ROLES: dict[str, type[Role]] = {
 
 def make_role(name: str, settings: LeagueSettings) -> Role:
     """The role ``name`` (or a user's ``roles.py:Class``) configured from ``settings``."""
-    if is_role_script(name):
+    if is_script_ref(name):
         return user_role(name, settings.role_settings(name))
     if name not in ROLES:
         raise ValueError(f"unknown role {name!r}; known: {list(ROLE_NAMES)}")

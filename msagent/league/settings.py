@@ -9,16 +9,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from msagent.script_loader import is_script_ref
 from msagent.vocabulary import PolicyId
 
 MAIN, MAIN_EXPLOITER, LEAGUE_EXPLOITER = "main", "main_exploiter", "league_exploiter"
 ROLE_NAMES = (MAIN, MAIN_EXPLOITER, LEAGUE_EXPLOITER)
 
-
-def is_role_script(role: str) -> bool:
-    """Whether ``role`` names a user's role class (``path/to/roles.py:ClassName``)."""
-    path, _, name = role.rpartition(":")
-    return path.endswith(".py") and name.isidentifier()
 PSRO = "psro"
 """The role of the best response PSRO trains (made by ``[league.psro]``, not listed by users)."""
 """The roles a player can have."""
@@ -145,7 +141,7 @@ class LeagueSettings:
 
     def role_settings(self, role: str) -> SnapshotSettings:
         """The settings of ``role`` (a user's role starts from the defaults)."""
-        if role == PSRO or is_role_script(role):
+        if role == PSRO or is_script_ref(role):
             return SnapshotSettings()
         if role not in ROLE_NAMES:
             raise ValueError(f"unknown role {role!r}; known: {list(ROLE_NAMES)}")
