@@ -25,7 +25,7 @@ LAYERS: list[set[str]] = [
      "script_loader"},                                    # foundation: plain values
     {"policy", "buffer", "model_pool", "rundir", "experience"},  # pure libraries ...
     {"envs"},
-    {"user_scripts", "telemetry"},
+    {"user_scripts", "telemetry", "callbacks"},  # callbacks: the user's hooks
     {"psro"},
     {"league"},                                           # ... that know nothing of the runtime
     {"runtime"},                                          # register, Solver, pub/sub; Ray only here

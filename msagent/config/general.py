@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field, ValidationInfo, field_validator
 
 from msagent.config.base import Section
+
+if TYPE_CHECKING:
+    from msagent.callbacks import CallbackSettings
 
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 
@@ -108,6 +111,41 @@ class LoggingSection(Section):
     progress: bool = True
     tensorboard: bool = True
     log_every_s: float = Field(1.0, gt=0)
+
+
+class CallbacksSection(Section):
+    """Your hooks (``msagent.callbacks``): a script of functions named after events.
+
+    Attributes:
+        script: File defining any of ``on_update``, ``on_snapshot``, ``on_match_result``,
+            ``on_evaluation``, ``on_checkpoint`` (relative to the TOML; empty: no hooks).
+        on_error: What a hook that raises does: ``continue`` (reported with its name, the run
+            goes on) or ``stop`` (the run stops, naming it).
+        progress: Names of your scalars (``event.log``) shown on the progress line; all of
+            them reach TensorBoard and the dashboard.
+    """
+
+    script: str = ""
+    on_error: Literal["continue", "stop"] = "continue"
+    progress: list[str] = Field(default_factory=list)
+
+    @field_validator("script")
+    @classmethod
+    def _resolve(cls, value: str, info: ValidationInfo) -> str:
+        """Make the path absolute (against the TOML's folder), and check the hooks it has."""
+        if not value:
+            return value
+        from msagent.callbacks import hook_functions
+
+        path = str(resolve_script(value, _base_dir(info.context)))
+        hook_functions(path)  # a broken script is refused here, in one line, before any start
+        return path
+
+    def settings(self) -> CallbackSettings | None:
+        """What each process needs to run the hooks (None: no script)."""
+        from msagent.callbacks import CallbackSettings
+
+        return CallbackSettings(self.script, self.on_error) if self.script else None
 
 
 def resolve_script(value: str, base_dir: Path) -> Path:

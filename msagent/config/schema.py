@@ -18,8 +18,8 @@ from msagent.buffer.config import TableConfig
 from msagent.config.algorithm import AlgorithmSection, NONE_WORD, NULLABLE
 from msagent.config.base import Section
 from msagent.config.data import DataSection, PublishSection
-from msagent.config.general import (LoggingSection, RunSection, ScriptsSection, StopSection,
-                                    _base_dir, resolve_script)
+from msagent.config.general import (CallbacksSection, LoggingSection, RunSection,
+                                    ScriptsSection, StopSection, _base_dir, resolve_script)
 from msagent.config.league import LeagueSection
 from msagent.league.roles import check_role
 from msagent.script_loader import is_script_ref
@@ -70,6 +70,8 @@ class TrainConfig(Section):
     """Where the learner's fragments come from: env workers, stored uploads, or both."""
     publish: PublishSection = Field(default_factory=PublishSection)
     """Publishing the acting policy as ONNX for game clients."""
+    callbacks: CallbacksSection = Field(default_factory=CallbacksSection)
+    """Your hooks: functions run at each update, snapshot, match, evaluation, checkpoint."""
 
     @field_validator("data", "publish")
     @classmethod
@@ -152,7 +154,7 @@ def _clean(value: Any) -> Any:
 
 __all__ = [
     "DEFAULT_TABLE", "NONE_WORD", "NULLABLE", "AlgorithmSection", "BufferSection",
-    "EnvWorkerSection", "InferenceSection", "LearnerSection", "LoggingSection",
+    "CallbacksSection", "EnvWorkerSection", "InferenceSection", "LearnerSection", "LoggingSection",
     "ModelPoolSection", "ResourcesSection", "RunSection", "ScriptsSection", "ServicesSection",
     "StopSection", "TrainConfig",
 ]

@@ -23,6 +23,7 @@ def rows(snapshot: dict[str, Any]) -> list[tuple[str, str]]:
             for k, v in sorted(snapshot.get("losses", {}).items())]
     counters = {DROPPED: 0, **snapshot.get("counters", {})}
     out += [(name.replace("_", " "), f"{n:,}") for name, n in sorted(counters.items())]
+    out += [(f"user/{k}", _number(v)) for k, v in snapshot.get("user_progress", {}).items()]
     return out + league_rows(snapshot.get("league"))
 
 
@@ -64,6 +65,7 @@ def line(snapshot: dict[str, Any]) -> str:
     ]
     parts += [f"{name}={n}" for name, n in sorted(snapshot.get("counters", {}).items())
               if name != DROPPED and n]
+    parts += [f"user/{k}={_number(v)}" for k, v in snapshot.get("user_progress", {}).items()]
     view = snapshot.get("league") or {}
     if view:
         parts.append(f"population={view.get('population', 0)}")

@@ -48,6 +48,7 @@ class ScalarWriter:
             out += [(loss_tag(k), float(v)) for k, v in snapshot.get("losses", {}).items()]
             out.append(("charts/policy_version", float(snapshot.get("policy_version") or 0)))
         out += [(f"counters/{k}", float(v)) for k, v in snapshot.get("counters", {}).items()]
+        out += [(f"user/{k}", float(v)) for k, v in snapshot.get("user", {}).items()]
         if snapshot.get("league"):
             out += league_scalars(snapshot["league"])
         return out

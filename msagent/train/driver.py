@@ -27,6 +27,7 @@ from msagent.train.placement import new_instances, placement_lines, placements_o
 from msagent.train.league_watch import LeagueWatch
 from msagent.train.solo_watch import RunWatch, SoloWatch
 from msagent.train.supervisor import Supervisor, SupervisorSettings
+from msagent.train.user_hooks import CALLBACK_ERRORS, DriverHooks
 from msagent.train.run_services import RunInfo, Services
 from msagent.train.wiring import connect_services
 
@@ -148,6 +149,7 @@ class Driver:
         self._last_checkpoint: int | None = plan.step if plan is not None else None
         self._placements: dict[str, list[dict[str, Any]]] = {}
         self._placed_after = -1
+        self.hooks = DriverHooks(cfg, services.league is not None, self.metrics.counter)
         self.feed = self._feed() if run_dir is not None else None
 
     def _feed(self) -> FeedWatch:
@@ -205,7 +207,9 @@ class Driver:
             while reason is None:
                 time.sleep(POLL_S)
                 self._collect()
-                snap = {**self.metrics.snapshot(), "league": self.watch.view()}
+                snap = {**self.metrics.snapshot(), "league": self.watch.view(),
+                        **self.hooks.view()}
+                self.hooks.evaluation(snap["league"])
                 display.update(snap)
                 if time.monotonic() >= next_log:
                     self.writer.write(snap)
@@ -249,6 +253,7 @@ class Driver:
             self.metrics.record_losses(stats["losses"], stats["version"])
         dropped = sum(s["dropped_fragments"] for s in every.values())
         self._count(DROPPED, dropped - seen["counters"].get(DROPPED, 0))
+        self.hooks.gather(every)
         self.watch.poll(every)
 
     def _env_errors(self, errors: list[str]) -> None:
@@ -290,8 +295,9 @@ class Driver:
             out[player] = rank_zero(found)
         return out
 
-    def _checkpoint(self) -> int | None:
-        """Ask the learner to write a checkpoint with the driver's progress; its step."""
+    def _checkpoint(self, may_stop: bool = True) -> int | None:
+        """Ask the learner to write a checkpoint with the driver's progress; its step (then
+        the user's ``on_checkpoint``, which may stop the run unless it is stopping)."""
         self._next_checkpoint = self._checkpoint_due()
         if self.run_dir is None:
             return None
@@ -300,6 +306,7 @@ class Driver:
         if step is not None:
             log.info("checkpoint %d written", step)
             self._last_checkpoint = step
+            self.hooks.checkpoint(step, str(self.run_dir.checkpoint_dir), may_stop)
         return step
 
     def _checkpoint_due(self) -> float:
@@ -317,8 +324,9 @@ class Driver:
         learners = {p: rank_zero(h.call_all(Learner.stop, STOP_S))
                     for p, h in self.services.learners.items()}
         learner = next(iter(learners.values()))
-        step = self._checkpoint()
-        snap = self.metrics.snapshot()
+        self.hooks.gather(learners, may_stop=False)
+        step = self._checkpoint(may_stop=False)
+        snap = {**self.metrics.snapshot(), **self.hooks.view()}
         self.writer.write(snap)
         self.writer.close()
         if self.feed is not None:
@@ -331,6 +339,7 @@ class Driver:
                 "dropped_fragments": learner["dropped_fragments"],
                 "fragments_lost": self.supervisor.lost_fragments,
                 "env_errors": snap["counters"].get(ENV_ERRORS, 0),
+                "user": snap["user"], CALLBACK_ERRORS: snap["counters"].get(CALLBACK_ERRORS, 0),
                 "replacements": [r.as_dict() for r in self.supervisor.replacements],
                 "checkpoint": step, "elapsed_s": round(snap["elapsed_s"], 2),
                 "first_step_s": _since_process_start(self._first_step),
@@ -350,7 +359,7 @@ class Driver:
                 log.exception("could not stop %s after a failure", handle.name)
         try:
             if all(h.instance_ids() for h in self.services.learners.values()):
-                step = self._checkpoint()
+                step = self._checkpoint(may_stop=False)
                 log.info("final checkpoint after the failure: %s", step)
         except Exception:
             log.exception("no final checkpoint could be written")

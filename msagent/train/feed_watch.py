@@ -15,7 +15,7 @@ log = logging.getLogger("msagent.train")
 STATE_EVERY_S = 3.0
 TIMELINE_EVERY_S = 10.0
 PROGRESS_KEYS = ("env_steps", "steps_per_s", "episodes", "mean_return", "updates",
-                 "policy_version", "elapsed_s", "counters")
+                 "policy_version", "elapsed_s", "counters", "user")
 
 
 class FeedWatch:

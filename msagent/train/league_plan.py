@@ -60,7 +60,7 @@ def league_plan(cfg: TrainConfig, run: RunInfo) -> RunPlan:
                                                     initial.get(p)),)) for p in players},
         league=Launch(LeagueService, resources=resources_of(sv.league),
                       args=(league.to_settings(), cfg.run.seed, seats, run.league_state,
-                            sv.model_pool.url, run.run_id)),
+                            sv.model_pool.url, run.run_id, cfg.callbacks.settings())),
         workers=workers_launch(cfg, _worker_settings(cfg, run, tables, per_update)),
         buffer=buffer_launch(cfg, [cfg.table_config(t) for t in tables.values()]),
         model_pool=model_pool_launch(cfg, run), batches=batches,

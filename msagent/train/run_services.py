@@ -132,7 +132,8 @@ def group_settings(cfg: TrainConfig, run: RunInfo) -> dict[str, Any]:
             "collective_timeout_s": sv.collective_timeout_s, "algorithm": cfg.algorithm.name,
             "publish": publish_settings(cfg), "device": sv.device,
             "algorithm_script": cfg.algorithm.script,
-            "algorithm_settings": dict(cfg.algorithm.settings)}
+            "algorithm_settings": dict(cfg.algorithm.settings),
+            "callbacks": cfg.callbacks.settings()}
 
 
 def publish_settings(cfg: TrainConfig) -> PublishSettings | None:

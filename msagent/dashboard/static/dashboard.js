@@ -143,6 +143,7 @@ function renderFacts(f) {
     ["replacements", (f.replacements || []).map((r) => `${r.dead} → ${r.new || "?"} (${r.cause})`).join("; ") || "none"],
     ["source", f.source], ["written by", f.msagent ? `msagent ${f.msagent} (feed format ${f.format})` : "–"],
   ];
+  for (const [name, value] of Object.entries(p.user || {})) items.push([`user/${name}`, fmt(value, 4)]);
   if (f.game) items.splice(2, 0, ["game", f.game]);
   if (p.iterations !== undefined) items.splice(3, 0, ["iterations", fmt(p.iterations)]);
   $("facts").replaceChildren(...items.map(([k, v]) => {

@@ -11,6 +11,7 @@ from __future__ import annotations
 import threading
 from typing import TYPE_CHECKING, Any
 
+from msagent.callbacks import CallbackSettings, HookRunner, MatchEvent
 from msagent.league import League, LeagueOrder
 from msagent.league.settings import LeagueSettings
 from msagent.runtime import call, register
@@ -26,8 +27,9 @@ class LeagueService:
 
     def __init__(self, settings: LeagueSettings, seed: int, num_seats: int = 2,
                  state: dict[str, Any] | None = None, mirror_url: str = "",
-                 namespace: str = "") -> None:
+                 namespace: str = "", callbacks: CallbackSettings | None = None) -> None:
         self.num_seats = num_seats
+        self.hooks = HookRunner(callbacks)
         self.league = (League.from_state_dict(settings, state, num_seats=num_seats) if state
                        else League(settings, seed, num_seats=num_seats))
         self._lock = threading.Lock()
@@ -46,6 +48,8 @@ class LeagueService:
         with self._lock:
             for result in results:
                 self.league.report(result)
+                if self.hooks.hooks:
+                    self.hooks.fire("on_match_result", match_event(result))
             if self.mirror is not None:
                 self.mirror.maybe_write(self.league.state_dict)
             return self.league.reported
@@ -97,6 +101,11 @@ class LeagueService:
             return out
 
     @register(concurrent=True)
+    def user_metrics(self) -> dict[str, Any]:
+        """The user hooks' scalars, and their failures since the last call."""
+        return self.hooks.drain()
+
+    @register(concurrent=True)
     def state_dict(self) -> dict[str, Any]:
         """The league's whole state as plain data (saved with every checkpoint)."""
         with self._lock:
@@ -104,6 +113,14 @@ class LeagueService:
             if self.mirror is not None:
                 self.mirror.write(state)
             return state
+
+
+def match_event(result: EpisodeResult) -> MatchEvent:
+    """A finished game as the ``on_match_result`` hook sees it: seats, returns, length."""
+    seats = (result.match.seats if result.match is not None
+             else (result.policy, *((result.opponent,) if result.opponent else ())))
+    returns = list(result.seat_returns) or [result.episode_return]
+    return MatchEvent([str(ref) for ref in seats], [float(r) for r in returns], result.length)
 
 
 class LeagueClient:
@@ -138,3 +155,8 @@ class LeagueClient:
     def report_eval(task: int, seat_returns: list[list[float]], exact: bool = False) -> bool:
         """PSRO: a task's returns per seat (or its exact expected returns)."""
         return call(LeagueService.report_eval, task, seat_returns, exact)
+
+    @staticmethod
+    def user_metrics() -> dict[str, Any]:
+        """The user hooks' scalars and failures in the league service."""
+        return call(LeagueService.user_metrics)

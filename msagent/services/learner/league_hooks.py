@@ -7,6 +7,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+from msagent.callbacks import HookRunner, SnapshotEvent
 from msagent.policy import PPO
 from msagent.rundir import RunDir
 from msagent.services.inference import pull_weights
@@ -20,8 +21,10 @@ log = logging.getLogger("msagent.learner")
 class LeagueHooks:
     """Snapshots and resets of one trainable player, as the league orders them."""
 
-    def __init__(self, player: str, ppo: PPO, run_dir: RunDir | None = None) -> None:
+    def __init__(self, player: str, ppo: PPO, run_dir: RunDir | None = None,
+                 hooks: HookRunner | None = None) -> None:
         self.player, self.ppo, self.run_dir = player, ppo, run_dir
+        self.hooks = hooks or HookRunner(None)
 
     def after_update(self, updates: int, version: int) -> bool:
         """Follow the league's orders after an update; True when the weights were reset."""
@@ -30,6 +33,7 @@ class LeagueHooks:
             return False
         key = self._snapshot(updates, version)
         order = LeagueClient.add_snapshot(self.player, key, updates)
+        self.hooks.fire("on_snapshot", SnapshotEvent(self.player, str(key), updates, frozen=True))
         if order.reset_to is None:
             return False
         self._reset(order.reset_to.key)

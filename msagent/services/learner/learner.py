@@ -11,6 +11,7 @@ import threading
 from dataclasses import dataclass, field
 from typing import Any
 
+from msagent.callbacks import CallbackSettings, HookRunner, SnapshotEvent, UpdateEvent
 from msagent.errors import ErrorInfo, RateLimitTimeout
 from msagent.policy import PPOConfig
 from msagent.policy.algorithms.impala import ALGORITHMS
@@ -83,6 +84,8 @@ class LearnerSettings:
     """A user's algorithm script (``[algorithm] script``; replaces ``algorithm``)."""
     algorithm_settings: dict[str, Any] = field(default_factory=dict)
     """Its ``[algorithm.settings]`` table, validated by the script's ``Settings``."""
+    callbacks: CallbackSettings | None = None
+    """The user's hooks (``[callbacks]``): rank 0 runs ``on_update`` and ``on_snapshot``."""
 
 
 class Learner:
@@ -104,6 +107,7 @@ class Learner:
                 "learner %s trains on %s", settings.policy_id, device_name(device))
         self.c, self.error = LearnerCounters(), None
         self.rank = current_instance()[1] if settings.group_size > 1 else 0
+        self.hooks = HookRunner(settings.callbacks if self.rank == 0 else None)
         self._batch = share(settings.batch_fragments, settings.group_size)
         self._stop, self._lock, self._done = threading.Event(), threading.Lock(), threading.Event()
         self._run_dir = RunDir.open(settings.run_dir) if settings.run_dir else None
@@ -113,7 +117,7 @@ class Learner:
         elif settings.initial_weights is not None:
             self.ppo.policy.set_weights(settings.initial_weights)
             self.ppo.policy.invalidate_cache()
-        self._league = (LeagueHooks(settings.policy_id, self.ppo, self._run_dir)
+        self._league = (LeagueHooks(settings.policy_id, self.ppo, self._run_dir, self.hooks)
                         if settings.league and self.rank == 0 else None)
         self._publisher = (Publisher(settings.publish, settings.run_dir, settings.policy_id,
                                      settings.scripts)
@@ -191,11 +195,11 @@ class Learner:
 
     @register(concurrent=True)
     def stats(self) -> dict[str, Any]:
-        """Counters, last losses, the published version, the error and the fragments per
-        update (as plain data)."""
+        """Counters, last losses, the published version, the error, the fragments per
+        update and the user hooks' scalars and failures since the last call (as plain data)."""
         with self._lock:
             return {**vars(self.c), "error": self.error, "rank": self.rank,
-                    "batch_fragments": self._batch}
+                    "batch_fragments": self._batch, "user": self.hooks.drain()}
 
     def _loop(self) -> None:
         """The learner's calling loop (see msagent.vocabulary): fresh fragments are gathered
@@ -258,6 +262,8 @@ class Learner:
             self._snapshot()
         if self._follow_league():
             self._publish()
+        self.hooks.fire("on_update", UpdateEvent(self.s.policy_id, self.c.updates, self.version,
+                                                 dict(self.c.losses)))
 
     def _follow_league(self) -> bool:
         """Rank 0 follows the league's orders; a reset reaches every rank of a group."""
@@ -289,8 +295,9 @@ class Learner:
     def _snapshot(self) -> None:
         """Push the current weights to the model pool, keyed at least by the param version."""
         meta = {"updates": self.c.updates, "param_version": self.version}
-        PoolClient.push(self.s.policy_id, self.ppo.policy.get_weights(), meta, self.version)
+        key = PoolClient.push(self.s.policy_id, self.ppo.policy.get_weights(), meta, self.version)
         self.c.snapshots += 1
+        self.hooks.fire("on_snapshot", SnapshotEvent(self.s.policy_id, str(key), self.c.updates))
         if self._publisher is not None:
             self._publisher.after_snapshot(self.ppo.policy, self.c.snapshots, self.version)
 
