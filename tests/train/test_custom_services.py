@@ -67,16 +67,25 @@ def test_a_user_service_may_not_take_the_name_of_one_of_msagent_s(tmp_path: Path
 
 
 @pytest.mark.slow
-def test_the_env_script_reaches_the_user_service_at_every_reset(inline_only: str,
+def test_the_env_script_and_the_learner_reach_the_user_service(inline_only: str,
                                                                 tmp_path: Path) -> None:
+    """The env script asks for a level at every reset; the learner's ``on_update`` hook
+    reads the curriculum's progress after every update."""
     log = tmp_path / "curriculum.json"
+    hooks = tmp_path / "hooks.py"
+    hooks.write_text("from msagent import Solver\n"
+                     "def on_update(event):\n"
+                     "    seen = Solver().retrieve('Curriculum', 'progress')\n"
+                     "    event.log('curriculum_level', seen['level'])\n")
     cfg = curriculum_config(tmp_path, 'run.mode="local"', "run.stop.env_steps=20000",
                             custom_table(script=str(SERVICE), **{"class": "Curriculum"},
-                                         settings={"every": 40, "log_path": str(log)}))
+                                         settings={"every": 40, "log_path": str(log)}),
+                            f"callbacks.script={json.dumps(str(hooks))}")
     result = run_training(cfg, RunDir.create(cfg.run.root, cfg.run.name))
     seen = json.loads(log.read_text())
     assert seen["requests"] >= result["episodes"]  # one per episode, and per env at its start
     assert seen["level"] == 5  # the level rose as the service said
+    assert result["user"]["curriculum_level"] == 5, result["user"]  # as the learner saw it
 
 
 @pytest.mark.slow
