@@ -84,7 +84,8 @@ def _worker_settings(cfg: TrainConfig, run: RunInfo, tables: dict[str, str],
         table=cfg.table_config().name, central=sv.inference.mode == "central", sync=False,
         generation=run.generation, league=seats,
         restart_failed_envs=sv.env_worker.restart_failed_envs,
-        table_room={tables[p]: queue_room(sv.learner, n) for p, n in per_update.items()})
+        table_room={tables[p]: queue_room(sv.learner, n) for p, n in per_update.items()},
+        rate_limited=tuple(tables.values()) if sv.buffer.samples_per_insert > 0 else ())
 
 
 def check_league_seats(league: LeagueSection, seats: int) -> None:

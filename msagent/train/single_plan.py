@@ -73,7 +73,8 @@ def worker_settings(cfg: TrainConfig, run: RunInfo, seats: int, batch: int) -> W
         generation=run.generation, restart_failed_envs=sv.env_worker.restart_failed_envs,
         round_fragments=share_of(sv.env_worker.num_envs, seats),
         max_policy_lag=policy_lag(sv.learner.max_policy_lag, sv.learner.sync, seats),
-        table_room={table: queue_room(sv.learner, batch)})
+        table_room={table: queue_room(sv.learner, batch)},
+        rate_limited=(table,) if sv.buffer.samples_per_insert > 0 else ())
 
 
 def fragments_per_round(cfg: TrainConfig, seats: int = 1) -> dict[str, int]:

@@ -4,6 +4,7 @@ itself, so no service or method name is a string literal outside ``runtime/``.""
 from __future__ import annotations
 
 import ast
+import time
 from pathlib import Path
 
 import numpy as np
@@ -60,10 +61,15 @@ def test_no_service_method_is_named_by_a_string_outside_the_runtime() -> None:
 def test_typed_clients_reach_the_live_service(backend: str) -> None:
     launch(ReplayBufferService, args=([TableConfig("t", max_size=10)],))
     launch(ModelPoolService)
-    BufferClient.insert("t", [1, 2, 3])
+    assert len(BufferClient.insert_wait("t", [1, 2, 3], 1.0)) == 3
     assert BufferClient.size("t") == 3
+    BufferClient.insert("t", [4])  # fire and forget: it lands a moment later on Ray
+    deadline = time.monotonic() + 10
+    while BufferClient.size("t") < 4 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert BufferClient.size("t") == 4
     drawn = [i.item for i in BufferClient.sample("t", 3, 1.0)]  # uniform, with replacement
-    assert len(drawn) == 3 and set(drawn) <= {1, 2, 3}
+    assert len(drawn) == 3 and set(drawn) <= {1, 2, 3, 4}
     assert BufferClient.await_room("t", 10, 0.1)
     key = PoolClient.push("main", {"w": np.ones(2, np.float32)}, {"updates": 1}, 5)
     assert key.version >= 5 and PoolClient.keys("main") == [key]

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from msagent.envs.match_collector import MatchCollector
+from msagent.errors import RateLimitTimeout
 from msagent.runtime import current_instance, register
 from msagent.services.env_worker.league_client import (
     group_by_table,
@@ -44,6 +45,9 @@ class WorkerSettings:
     table_room: dict[str, int] = field(default_factory=dict)
     """Async: table -> fragments it may hold before the worker waits to ship more to it
     (back-pressure from a learner that cannot keep up); absent or 0: never wait."""
+    rate_limited: tuple[str, ...] = ()
+    """Tables with a samples-per-insert ratio: the worker waits for its rate limiter to let
+    each fragment in (a replay learner's pace sets the actors'), instead of piling them up."""
 
 
 @dataclass
@@ -132,12 +136,26 @@ class EnvWorker(Looping):
                 fragments = collector.collect()
                 for table, shipped in group_by_table(fragments, self.plan.tables).items():
                     self._await_room(table)
-                    BufferClient.insert(table, shipped)
+                    self._ship(table, shipped)
                 self._account(collector.take_results(), collector)
                 self._next_version(fragments, collector)
         finally:
             for slot in collector.slots:
                 slot.env.close()
+
+    def _ship(self, table: str, fragments: list[Any]) -> None:
+        """Insert without waiting, or, into a ratio-limited table, one fragment at a time as
+        its limiter allows (checking for stop between waits)."""
+        if table not in self.s.rate_limited:
+            BufferClient.insert(table, fragments)
+            return
+        for fragment in fragments:
+            while not self._stop.is_set():
+                try:
+                    BufferClient.insert_wait(table, [fragment], ROOM_WAIT_S)
+                    break
+                except RateLimitTimeout:
+                    continue
 
     def _await_room(self, table: str) -> None:
         """Async: wait while the table already holds what its learner will take in the next

@@ -57,8 +57,15 @@ class BufferClient:
 
     @staticmethod
     def insert(table: str, items: list[Any]) -> None:
-        """Add items to a table (waiting while its rate limiter says the table is full)."""
+        """Add items to a table without waiting (the buffer holds them while its rate limiter
+        says the table is full: a table with a ratio is shipped to with ``insert_wait``)."""
         call(ReplayBufferService.insert, table, items)
+
+    @staticmethod
+    def insert_wait(table: str, items: list[Any], timeout_s: float | None = None) -> list[int]:
+        """Add items, waiting (in the caller) while the table's rate limiter holds them; their
+        keys (RateLimitTimeout past ``timeout_s``)."""
+        return call(ReplayBufferService.insert_wait, table, items, timeout_s)
 
     @staticmethod
     def await_room(table: str, limit: int, timeout_s: float) -> bool:
