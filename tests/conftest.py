@@ -66,6 +66,7 @@ def _use(name: str) -> Iterator[str]:
     finally:
         if name == "ray":
             be.stop_services()
+            be.forget_topics()  # the next test's run must not adopt this one's parameters
         else:
             be.shutdown()
         state.attach(None)  # type: ignore[arg-type]

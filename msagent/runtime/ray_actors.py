@@ -108,6 +108,12 @@ class TopicsActor:
                 return None
         return self._topics[topic]
 
+    async def forget_topics(self) -> int:
+        """Drop every topic (the backend is reused by another run); how many there were."""
+        count = len(self._topics)
+        self._topics.clear()
+        return count
+
     def _event(self, topic: str) -> asyncio.Event:
         """The event set at the next publish on ``topic``."""
         return self._changed.setdefault(topic, asyncio.Event())

@@ -234,6 +234,11 @@ class RayBackend(Backend):
                         "newer one", entry[0], topic)
             return None
 
+    def forget_topics(self) -> int:
+        """Drop every published topic, so that a later run on this Ray (a test session's, a
+        notebook's) cannot adopt an earlier run's parameters; how many there were."""
+        return int(self._ray.get(self._topics.forget_topics.remote()))
+
     def stop_services(self) -> None:
         """Kill every service this process launched; Ray keeps running."""
         with self._lock:

@@ -77,3 +77,15 @@ def test_a_versions_only_subscriber_sees_versions_but_moves_no_values(backend: s
     threading.Timer(0.2, publish, args=("params/peek", np.zeros(4))).start()
     assert sub.wait_newer(timeout_s=10) == (2, None)
     assert subscribe("params/peek").latest()[1].tolist() == [0.0, 0.0, 0.0, 0.0]
+
+
+def test_a_reused_ray_forgets_an_earlier_run_s_topics(ray_only: str) -> None:
+    """A test session's (or a notebook's) Ray runs one run after another: the next run's
+    followers must not adopt the parameters the last one left on the same topic name."""
+    from msagent.runtime import state
+
+    publish("params/main", {"w": 1})
+    assert subscribe("params/main").latest() == (1, {"w": 1})
+    assert state.installed().forget_topics() >= 1
+    assert subscribe("params/main").latest() == (0, None)
+    assert publish("params/main", {"w": 2}) == 1  # versions start afresh
