@@ -150,7 +150,6 @@ class HookRunner:
         self._lock = threading.Lock()
         self._scalars: dict[str, float] = {}
         self._errors: list[str] = []
-        self._failures = 0
 
     def fire(self, hook: str, event: HookEvent) -> None:
         """Run ``hook`` with ``event`` if the script defines it; a failure is kept (and, with
@@ -180,6 +179,5 @@ class HookRunner:
                    f"{type(exc).__name__}: {exc}")
         log.warning("%s", message, exc_info=exc)
         with self._lock:
-            self._failures += 1
             if len(self._errors) < ERRORS_KEPT:
                 self._errors.append(message)
