@@ -71,6 +71,8 @@ def run_training(cfg: TrainConfig, run_dir: RunDir | None = None,
 def _train(cfg: TrainConfig, run_dir: RunDir | None, plan: ResumePlan | None) -> dict[str, Any]:
     """Start the backend and the services, train, and shut down what this run started."""
     run = _run_info(run_dir, plan)
+    if plan is None and not cfg.run.address:  # a resume checked them against its checkpoint
+        check_scripts(cfg)
     stop_file = StopFile(run_dir.stop_path if run_dir else None)  # before the slow start-up
     owns_backend = state.installed() is None
     msagent.init(backend="inline" if cfg.run.mode == "local" else "ray",
@@ -90,6 +92,18 @@ def _train(cfg: TrainConfig, run_dir: RunDir | None, plan: ResumePlan | None) ->
             _shutdown(services)
         if run_dir is not None:  # the pool's spilled snapshots lived only as long as the pool
             shutil.rmtree(run_dir.path / SPILL_NAME, ignore_errors=True)
+
+
+def check_scripts(cfg: TrainConfig) -> None:
+    """Build the run's policy once here from its env and agent scripts, so that a script
+    without its function, one returning the wrong kind of object, or an env whose spaces no
+    policy reads fails at once, the same in both modes, before Ray or any service starts.
+
+    Skipped for a cluster (``run.address``): its driver may lack the game the nodes have.
+    """
+    from msagent.train.initial_weights import fresh_weights
+
+    fresh_weights(cfg)
 
 
 def _plan(cfg: TrainConfig, run_dir: RunDir | None, resume: bool | ResumePlan) -> ResumePlan | None:

@@ -19,9 +19,8 @@ from msagent.rundir import RunDir
 from msagent.train import run_training
 from msagent.train.league_plan import league_snapshot_keys
 from msagent.train.resume import plan_resume
-from msagent.train.signals import STOP_FILE_REASON
 from tests.services.helpers import wait_until
-from tests.train.helpers import feed_state, stop_when, train_until
+from tests.train.helpers import feed_state, train_until
 from tests.train.league_helpers import league_config
 from tests.train.test_faults import handle_of
 from tests.train.test_league_runs import KUHN_ENV, smallest_league
@@ -66,18 +65,49 @@ def kill_when_training(service: str) -> None:
 
 
 @pytest.mark.slow
-def test_a_killed_learner_stops_the_league_by_name_and_resume_restores_it(
+def test_a_league_replaces_killed_actors_stops_on_a_killed_learner_and_resumes(
         ray_only: str, tmp_path: Path) -> None:
-    run = LeagueBackground(tmp_path, "run.stop.time_s=120")
-    wait_until(lambda: run.run_dir.checkpoint_steps(), timeout_s=120,
-               what="a first league checkpoint")
-    kill_when_training("Learner-main_exploiter")
+    """A Kuhn poker league (two env workers) whose evaluator measures NashConv every second
+    (one run for all three parts: a league takes long to start).
+
+    An env worker and the evaluator killed at once are each replaced: the new env worker takes
+    steps and the new evaluator's measures reach the driver. Then a killed learner stops the
+    run naming it, and a resume from the last complete checkpoint (league and snapshots
+    included) plays on past it."""
+    cfg = smallest_league(tmp_path, KUHN_ENV, 'run.mode="ray"', "run.stop.time_s=200",
+                          "services.env_worker.num=2", "services.evaluator.nash_conv_every_s=1",
+                          "services.learner.checkpoint_every_s=3")
+    run = LeagueBackground(tmp_path, cfg=cfg)
+    kill_when_training("EnvWorker")
+    os.kill(handle_of("Evaluator").placements()[0]["pid"], signal.SIGKILL)
+    killed_at = time.time()
+
+    def measured_since() -> bool:
+        found = feed_state(run.run_dir).get("nash_conv", {}).get("main")
+        return bool(found) and found["time"] > killed_at + 1
+
+    def both_back() -> bool:
+        back = {r["service"] for r in feed_state(run.run_dir).get("replacements", [])
+                if r["back_s"] is not None}
+        return {"EnvWorker", "Evaluator"} <= back and measured_since()
+
+    wait_until(lambda: both_back() or not run.alive, timeout_s=90,
+               what="the replacement env worker back and a NashConv measure by the new evaluator")
+    assert run.alive, run.error
+    replaced = {r["service"]: r for r in feed_state(run.run_dir)["replacements"]}
+    assert len(replaced) == 2, replaced
+    worker, evaluator = replaced["EnvWorker"], replaced["Evaluator"]
+    assert worker["dead"] == "EnvWorker#0" and worker["back_s"] is not None, worker
+    assert evaluator["dead"] == "Evaluator#0" and evaluator["new"], evaluator
+
+    wait_until(lambda: (feed_state(run.run_dir).get("league") or {}).get("historical"),
+               timeout_s=60, what="a league snapshot")
+    os.kill(handle_of("Learner-main_exploiter").placements()[0]["pid"], signal.SIGKILL)
     run.join()
     assert isinstance(run.error, ServiceDiedError), run.error
     assert "Learner-main_exploiter" in str(run.error)
     plan = plan_resume(run.cfg, run.run_dir)  # the last complete checkpoint, league included
-    assert {plan.league["players"][i]["id"] for i in range(3)} == {
-        "main", "main_exploiter", "league_exploiter"}
+    assert {p["id"] for p in plan.league["players"]} == {"main", "main_exploiter"}
     assert plan.league["historical"], "the league's snapshots were checkpointed"
     assert not run.run_dir.snapshots.missing(league_snapshot_keys(plan.league))
     # 10 s more than the checkpoint's elapsed time (time_s counts the run's whole time)
@@ -97,43 +127,3 @@ def test_a_killed_learner_stops_the_league_by_name_and_resume_restores_it(
         resume=plan)
     assert resumed["league"]["summary"]["historical"] >= len(plan.league["historical"])
     assert resumed["league"]["summary"]["matches"] > plan.league["reported"]
-
-
-@pytest.mark.slow
-def test_a_killed_env_worker_and_evaluator_are_replaced_and_the_league_goes_on_measuring(
-        ray_only: str, tmp_path: Path) -> None:
-    """A Kuhn poker league (two env workers) whose evaluator measures NashConv every second:
-    an env worker and the evaluator are killed at once (one run for both: a league takes long
-    to start); each is replaced, the new env worker takes steps, the new evaluator's measures
-    reach the driver, and the run ends with its final checkpoint and result."""
-    cfg = smallest_league(tmp_path, KUHN_ENV, 'run.mode="ray"', "run.stop.time_s=150",
-                          "services.env_worker.num=2", "services.evaluator.nash_conv_every_s=1",
-                          "services.learner.checkpoint_every_s=3")
-    run = LeagueBackground(tmp_path, cfg=cfg)
-    kill_when_training("EnvWorker")
-    os.kill(handle_of("Evaluator").placements()[0]["pid"], signal.SIGKILL)
-    killed_at = time.time()
-
-    def measured_since() -> bool:
-        found = feed_state(run.run_dir).get("nash_conv", {}).get("main")
-        return bool(found) and found["time"] > killed_at + 1
-
-    def both_back() -> bool:
-        back = {r["service"] for r in feed_state(run.run_dir).get("replacements", [])
-                if r["back_s"] is not None}
-        return {"EnvWorker", "Evaluator"} <= back and measured_since()
-
-    stop_when(run.run_dir, lambda: both_back() or not run.alive, 90,
-              "the replacement env worker back and a NashConv measure by the new evaluator")
-    run.join()
-    assert run.error is None, run.error
-    assert run.result["stop_reason"] == STOP_FILE_REASON, run.result
-    replaced = {r["service"]: r for r in run.result["replacements"]}
-    assert len(run.result["replacements"]) == 2, run.result["replacements"]
-    worker, evaluator = replaced["EnvWorker"], replaced["Evaluator"]
-    assert worker["dead"] == "EnvWorker#0" and worker["back_s"] is not None, worker
-    assert evaluator["dead"] == "Evaluator#0" and evaluator["new"], evaluator
-    assert evaluator["back_s"] is not None, evaluator
-    assert run.result["league"]["summary"]["matches"] > 0
-    assert run.result["checkpoint"] is not None
-    assert max(m["time"] for m in run.result["league"]["nash_conv"]) > killed_at + 1
