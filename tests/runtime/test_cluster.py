@@ -11,9 +11,10 @@ from tests.conftest import forget_ray_backend
 from tests.runtime.helpers import Worker
 
 
-@pytest.fixture
-def two_node_cluster():
-    """Start a head and a worker node on 127.0.0.1 and connect msagent to them."""
+@pytest.fixture(scope="module")
+def started_cluster():
+    """Start a head and a worker node on 127.0.0.1 and connect msagent to them, once for the
+    module (a cluster takes long to start; each test stops the services it launched)."""
     from ray.cluster_utils import Cluster
 
     forget_ray_backend()
@@ -22,12 +23,25 @@ def two_node_cluster():
     cluster.wait_for_nodes()
     backend = state.init(backend="ray", address=cluster.address)
     try:
-        yield cluster
+        yield cluster, backend
     finally:
         backend.shutdown()
         state.attach(None)  # type: ignore[arg-type]
         solver.forget_routes()
         cluster.shutdown()
+
+
+@pytest.fixture
+def two_node_cluster(started_cluster):
+    """The module's cluster, with msagent attached to it; the test's services are stopped
+    after it."""
+    cluster, backend = started_cluster
+    state.attach(backend)
+    try:
+        yield cluster
+    finally:
+        backend.stop_services()
+        solver.forget_routes()
 
 
 @pytest.mark.slow

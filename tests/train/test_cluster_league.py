@@ -1,6 +1,6 @@
 """A league on a simulated three-node Ray cluster: services placed by the TOML's resources,
 a worker node removed mid-run (its env workers replaced on the other), and a resume after the
-whole cluster (head included) was restarted."""
+whole cluster (head included) was shut down, on a new one-node cluster."""
 
 from __future__ import annotations
 
@@ -37,15 +37,18 @@ PLACEMENT = [
 
 
 class ThreeNodes:
-    """A head (league, pool, buffers, learners) and two env nodes, all on 127.0.0.1."""
+    """A head (league, pool, buffers, learners) and two env nodes, all on 127.0.0.1; with
+    ``env_nodes=0``, a one-node cluster whose head has the env nodes' resources too."""
 
-    def __init__(self) -> None:
+    def __init__(self, env_nodes: int = 2) -> None:
         from ray.cluster_utils import Cluster
 
         forget_ray_backend()
-        self.cluster = Cluster(initialize_head=True,
-                               head_node_args={"num_cpus": 2, "resources": HEAD})
-        self.env_nodes = [self.cluster.add_node(num_cpus=1, resources=ENV) for _ in range(2)]
+        head = {"num_cpus": 2, "resources": HEAD} if env_nodes else \
+            {"num_cpus": 4, "resources": {**HEAD, **ENV}}
+        self.cluster = Cluster(initialize_head=True, head_node_args=head)
+        self.env_nodes = [self.cluster.add_node(num_cpus=1, resources=ENV)
+                          for _ in range(env_nodes)]
         self.cluster.wait_for_nodes()
         self.backend = state.init(backend="ray", address=self.cluster.address)
         self.closed = False
@@ -133,7 +136,7 @@ def test_a_league_is_placed_survives_a_lost_node_and_resumes_on_a_new_cluster(
 
     versions = {p: f["version"] for p, f in result["league"]["players"].items()}
     cluster.close()
-    restarted = ThreeNodes()
+    restarted = ThreeNodes(env_nodes=0)  # a new cluster: one node (it starts faster)
     try:
         again = league_config(tmp_path, "ray", f"run.stop.time_s={result['elapsed_s'] + 12}",
                               *PLACEMENT)  # 12 s more
