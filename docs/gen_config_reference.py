@@ -220,16 +220,18 @@ def _griffe_class(cls: type) -> griffe.Class | None:
     return found if isinstance(found, griffe.Class) else None
 
 
-@cache
 def _griffe_module(name: str) -> griffe.Module:
     """A module of msagent as griffe reads it (statically, from its source)."""
-    return _loader().load(name)
+    return _loader().modules_collection.get_member(name)
 
 
 @cache
 def _loader() -> griffe.GriffeLoader:
-    """One griffe loader for the whole build (it keeps every module it read)."""
-    return griffe.GriffeLoader(docstring_parser=griffe.Parser.google)
+    """One griffe loader for the whole build, holding the whole package read once (loading
+    each module by name re-read the package every time: 14 loads took 28 of the build's 31 s)."""
+    loader = griffe.GriffeLoader(docstring_parser=griffe.Parser.google)
+    loader.load("msagent")
+    return loader
 
 
 def _summary(model: type[BaseModel]) -> str:
