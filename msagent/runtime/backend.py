@@ -171,5 +171,10 @@ class Backend(ABC):
         """Block until a version newer than ``version`` exists; None on timeout."""
 
     @abstractmethod
+    def forget_topics(self) -> int:
+        """Drop every published topic, so that a later run on this backend (a notebook's, a
+        test session's) cannot adopt an earlier run's parameters; how many there were."""
+
+    @abstractmethod
     def shutdown(self) -> None:
         """Stop every instance this backend started."""

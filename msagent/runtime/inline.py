@@ -192,6 +192,10 @@ class InlineBackend(Backend):
         """Block until a newer version exists."""
         return self._topics.wait_newer(topic, version, timeout_s)
 
+    def forget_topics(self) -> int:
+        """Drop every published topic; how many there were."""
+        return self._topics.forget()
+
     def shutdown(self) -> None:
         """Forget every service; stop the thread pools."""
         with self._lock:

@@ -33,3 +33,10 @@ class TopicTable:
             newer = self._cond.wait_for(
                 lambda: self._topics.get(topic, (0, None))[0] > version, timeout_s)
             return self._topics[topic] if newer else None
+
+    def forget(self) -> int:
+        """Drop every topic (the backend is reused by another run); how many there were."""
+        with self._cond:
+            count = len(self._topics)
+            self._topics.clear()
+            return count

@@ -23,6 +23,7 @@ from msagent.services.looping import Looping, Stoppable
 from msagent.train.resume import ResumePlan, plan_resume
 from msagent.train.signals import STOP_FILE_REASON, StopFile, StopSignals
 from msagent.train.feed_watch import FeedWatch
+from msagent.train.initial_weights import fresh_weights
 from msagent.train.placement import new_instances, placement_lines, placements_of
 from msagent.train.league_watch import LeagueWatch
 from msagent.train.solo_watch import RunWatch, SoloWatch
@@ -71,8 +72,11 @@ def run_training(cfg: TrainConfig, run_dir: RunDir | None = None,
 def _train(cfg: TrainConfig, run_dir: RunDir | None, plan: ResumePlan | None) -> dict[str, Any]:
     """Start the backend and the services, train, and shut down what this run started."""
     run = _run_info(run_dir, plan)
-    if plan is None and not cfg.run.address:  # a resume checked them against its checkpoint
-        check_scripts(cfg)
+    if plan is None and not cfg.run.address:
+        # the policy built once here: a broken env or agent script fails now, alike in both
+        # modes, before Ray or any service starts (a resume checked it against its checkpoint;
+        # a cluster's driver may lack the game its nodes have)
+        fresh_weights(cfg)
     stop_file = StopFile(run_dir.stop_path if run_dir else None)  # before the slow start-up
     owns_backend = state.installed() is None
     msagent.init(backend="inline" if cfg.run.mode == "local" else "ray",
@@ -92,18 +96,6 @@ def _train(cfg: TrainConfig, run_dir: RunDir | None, plan: ResumePlan | None) ->
             _shutdown(services)
         if run_dir is not None:  # the pool's spilled snapshots lived only as long as the pool
             shutil.rmtree(run_dir.path / SPILL_NAME, ignore_errors=True)
-
-
-def check_scripts(cfg: TrainConfig) -> None:
-    """Build the run's policy once here from its env and agent scripts, so that a script
-    without its function, one returning the wrong kind of object, or an env whose spaces no
-    policy reads fails at once, the same in both modes, before Ray or any service starts.
-
-    Skipped for a cluster (``run.address``): its driver may lack the game the nodes have.
-    """
-    from msagent.train.initial_weights import fresh_weights
-
-    fresh_weights(cfg)
 
 
 def _plan(cfg: TrainConfig, run_dir: RunDir | None, resume: bool | ResumePlan) -> ResumePlan | None:
@@ -126,12 +118,19 @@ def _run_info(run_dir: RunDir | None, plan: ResumePlan | None) -> RunInfo:
 
 
 def _shutdown(services: Services) -> None:
-    """Stop this run's services (workers first) on a backend the run does not own."""
+    """Stop this run's services (workers first) on a backend the run does not own, and drop
+    the topics they published: the next run on it must not adopt this one's parameters."""
     for handle in services.all():
         try:
             handle.shutdown()
         except Exception:
             log.exception("could not shut down service %s", handle.name)
+    backend = state.installed()
+    try:
+        if backend is not None:
+            backend.forget_topics()
+    except Exception:
+        log.exception("could not drop the run's topics")
 
 
 class Driver:

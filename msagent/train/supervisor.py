@@ -23,6 +23,8 @@ log = logging.getLogger("msagent.supervisor")
 
 CRASH_LOOP_STRIKES = 3
 """Replacements in a row that fail before shipping any fragment: the env script is broken."""
+REPLACING_AT_ONCE = 4
+"""Services whose replacements may start at the same time (each service grows one at a time)."""
 
 
 @dataclass
@@ -75,7 +77,9 @@ class Supervisor:
         self.lost_fragments = 0
         self._books: dict[str, _Book] = {}
         self._shipped: dict[str, int] = {}
-        self._pool = ThreadPoolExecutor(1, thread_name_prefix="msagent-replace")
+        # one grow at a time per service (its book's future), services in parallel: an env
+        # worker killed with the evaluator need not wait for the evaluator's start
+        self._pool = ThreadPoolExecutor(REPLACING_AT_ONCE, thread_name_prefix="msagent-replace")
 
     def poll(self) -> dict[str, dict[str, Any]]:
         """Check every service once; the workers' drained data by instance id."""

@@ -14,6 +14,7 @@ from msagent.config import TrainConfig, dump_config, load_config
 from msagent.model_pool.stores.spilling import SPILL_SUFFIX
 from msagent.rundir import RunDir
 from msagent.rundir.directory import SPILL_NAME
+from msagent.runtime import state
 from msagent.services.learner import LEAGUE_REQUIRED_KEYS
 from msagent.train.final_evaluation import final_evaluation
 from msagent.train.resume import plan_resume
@@ -196,6 +197,8 @@ def test_the_smallest_league_config_trains_a_game_it_never_saw(inline_only: str,
     assert result["stop_reason"] == STOP_FILE_REASON, result
     assert all(result["league"]["players"][p]["version"] > 1 for p in players)
     assert result["league"]["summary"]["matches"] > 0
+    # the run left no topics on the backend it found: a next run there starts afresh
+    assert state.installed().forget_topics() == 0
 
 
 

@@ -36,6 +36,7 @@ def test_ray_mode_learns_on_the_session_ray(ray_only: str, tmp_path: Path) -> No
     # the run used the Ray it found and stopped only its own services: Ray is still up
     assert state.installed() is session_backend
     assert session_backend.services() == []
+    assert session_backend.forget_topics() == 0  # nor topics a next run could adopt
     assert ray.is_initialized()
 
 
