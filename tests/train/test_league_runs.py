@@ -237,13 +237,22 @@ def make_env():
 '''
 
 
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+KL_PG = (f"algorithm.script={json.dumps(str(EXAMPLES / 'algorithms' / 'kl_pg.py'))}",
+         "algorithm.settings={lr = 0.003, epochs = 4, kl_coef = 0.05, reference_rate = 0.1}")
+"""The example user algorithm (a KL-regularized policy gradient), as its CartPole TOML sets it."""
+
+
 @pytest.mark.slow
+@pytest.mark.parametrize("algorithm", [(), KL_PG], ids=["ppo", "user_kl_pg"])
 def test_a_kuhn_league_trains_until_its_main_agent_s_nash_conv_is_low(
-        inline_only: str, tmp_path: Path) -> None:
-    """No bots: the evaluator only measures NashConv (an untrained network's is about 0.9)."""
+        inline_only: str, tmp_path: Path, algorithm: tuple[str, ...]) -> None:
+    """No bots: the evaluator only measures NashConv (an untrained network's is about 0.9);
+    with PPO and with the example user algorithm (``examples/algorithms/kl_pg.py``, which
+    with an lr of 1e-9 did not reach 0.7 in 20 s)."""
     cfg = smallest_league(tmp_path, KUHN_ENV, "run.stop.time_s=150", "run.stop.nash_conv=0.7",
                           "services.evaluator.nash_conv_every_s=1",
-                          "services.env_worker.num_envs=32")
+                          "services.env_worker.num_envs=32", *algorithm)
     run_dir = RunDir.create(cfg.run.root, cfg.run.name)
     result = train_until(cfg, run_dir, lambda: False, 150, "NashConv 0.7")
     assert result["stop_reason"].startswith("nash_conv "), result["stop_reason"]
