@@ -189,8 +189,8 @@ def test_a_failing_hook_in_a_ray_league_stops_the_run_naming_it_as_set(
                                "    _games['n'] += 1\n"
                                "    if _games['n'] == 1000:\n"
                                "        raise RuntimeError('the 1000th game')\n")
-    cfg = load_config(_league_toml(tmp_path, script, on_error="stop"),
-                      _overrides(tmp_path, "ray", 120))
+    cfg = load_config(_league_toml(tmp_path, script, on_error="stop"),  # no evaluator needed
+                      [*_overrides(tmp_path, "ray", 120), "services.evaluator.num=0"])
     with pytest.raises(CallbackError, match=r"callback on_match_result in .*hooks\.py failed: "
                                             r"RuntimeError: the 1000th game \(\[callbacks\] "
                                             r"on_error = \"stop\"\)"):

@@ -5,6 +5,8 @@ table says."""
 from __future__ import annotations
 
 import json
+import os
+import signal
 from pathlib import Path
 
 import pytest
@@ -15,7 +17,9 @@ from msagent.rundir import RunDir
 from msagent.train import run_training
 from msagent.train.run_services import RunInfo
 from msagent.train.wiring import plan_run
-from tests.train.test_faults import Background, _stop_after_training_on, kill_when_training
+from tests.services.helpers import wait_until
+from tests.train.helpers import feed_state, replacement_back
+from tests.train.test_faults import Background, handle_of, kill_when_training
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 SERVICE = EXAMPLES / "curriculum" / "curriculum_service.py"
@@ -89,26 +93,26 @@ def test_the_env_script_and_the_learner_reach_the_user_service(inline_only: str,
 
 
 @pytest.mark.slow
-def test_a_killed_restartable_user_service_is_replaced(ray_only: str, tmp_path: Path) -> None:
-    run = Background(tmp_path, custom_table(script=str(SERVICE), restart=True,
-                                            **{"class": "Curriculum"}))
-    kill_when_training("Curriculum", run)
-    _stop_after_training_on(run)
-    assert run.error is None, run.error
-    (replaced,) = run.result["replacements"]
-    assert replaced["dead"] == "Curriculum#0" and replaced["new"]
-
-
-@pytest.mark.slow
-def test_a_killed_user_service_that_may_not_restart_stops_the_run_naming_it(
+def test_a_killed_user_service_is_replaced_or_stops_the_run_as_its_table_says(
         ray_only: str, tmp_path: Path) -> None:
-    run = Background(tmp_path, custom_table(script=str(SERVICE), restart=False,
-                                            **{"class": "Curriculum"}))
+    """Two user services of one class (one run for both: a run takes long to start): the one
+    that may restart is replaced when killed and the run goes on; killing the one that may
+    not stops the run naming it."""
+    archive = {"script": str(SERVICE), "class": "Curriculum", "restart": False}
+    run = Background(tmp_path, custom_table(script=str(SERVICE), restart=True,
+                                            **{"class": "Curriculum"}),
+                     f"services.custom.Archive={inline(archive)}")
     kill_when_training("Curriculum", run)
+    wait_until(lambda: replacement_back(run.run_dir) or not run.alive, timeout_s=90,
+               what="the replacement")
+    assert run.alive, run.error
+    (replaced,) = feed_state(run.run_dir)["replacements"]
+    assert replaced["dead"] == "Curriculum#0" and replaced["new"], replaced
+    os.kill(handle_of("Archive").placements()[0]["pid"], signal.SIGKILL)
     run.join()
     assert isinstance(run.error, ServiceDiedError), run.error
-    assert "service Curriculum died" in str(run.error)
-    assert "service Curriculum died" in run.run_dir.log_path.read_text()
+    assert "service Archive died" in str(run.error)
+    assert "service Archive died" in run.run_dir.log_path.read_text()
 
 
 def test_only_a_non_restartable_user_service_s_death_ends_the_run() -> None:
