@@ -108,8 +108,9 @@ class LearnerSection(_Service):
         collective_timeout_s: ``num > 1``: how long a learner of a group waits in a collective
             (its peers' gradients, agreements) before it fails naming the group.
         batch_fragments: Fragments per update (0: one per env slot that feeds the learner, one
-            round of the env workers; in a league, per player). Asynchronous learners only:
-            in sync mode an update is exactly one round.
+            round of the env workers; in a league, the round of the player home in the most
+            slots, for every player). Asynchronous learners only: in sync mode an update is
+            exactly one round.
         queued_batches: Asynchronous learners: env workers wait before shipping to a table
             that holds this many of its learner's batches, so that acting does not outrun
             learning and the excess is not dropped as stale (None: ``max(1, max_policy_lag

@@ -50,7 +50,11 @@ def league_plan(cfg: TrainConfig, run: RunInfo) -> RunPlan:
     check_league_seats(league, seats)
     batches = {p: max(1, round(n * per_side)) for p, n in player_batches(
         players, sv.env_worker.num, sv.env_worker.num_envs, shares).items()}
-    per_update = {p: sv.learner.batch_fragments or n for p, n in batches.items()}
+    # one batch size for all: a player home in fewer env slots updates less often on batches
+    # of the same size, not as often on tiny ones (the main job's exploiters, home in 4 of 48
+    # slots, made 64-step updates nearly as often as main and took 40 % of a core from it)
+    size = sv.learner.batch_fragments or max(batches.values())
+    per_update = dict.fromkeys(batches, size)
     initial = initial_weights(cfg) if run.resume_step is None else {}
     gpus = gpu_instances(cfg, len(players))
     return RunPlan(
@@ -64,7 +68,7 @@ def league_plan(cfg: TrainConfig, run: RunInfo) -> RunPlan:
         workers=workers_launch(cfg, _worker_settings(cfg, run, tables, per_update)),
         buffer=buffer_launch(cfg, [cfg.table_config(t) for t in tables.values()]),
         model_pool=model_pool_launch(cfg, run), batches=batches,
-        fixed_batch=bool(sv.learner.batch_fragments),
+        fixed_batch=True,  # async learners: no round to wait for when a worker is lost
         inference=inference_launch(cfg, gpus) if sv.inference.mode == "central" else None,
         evaluator=_evaluator_launch(cfg, players[0], exact),
         restore=(run.run_dir, run.league_state) if run.league_state and run.run_dir else None,

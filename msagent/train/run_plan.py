@@ -41,8 +41,10 @@ class RunPlan:
         workers: The env workers that play (None: only store readers feed the learner).
         buffer: The replay buffer with one table per player.
         model_pool: The versioned model pool.
-        batches: Player -> fragments per update with every feeder alive.
-        fixed_batch: ``services.learner.batch_fragments`` is set (the batch does not shrink).
+        batches: Player -> fragments one round of every feeder makes for it (its batch unless
+            ``fixed_batch``).
+        fixed_batch: ``services.learner.batch_fragments`` is set, or a league (async learners):
+            the batch does not shrink when env workers are lost.
         inference: Central inference servers (None: env workers act locally).
         readers: Store readers (offline data) beside or instead of env workers.
         league: The league service that hands out matches (None: one policy plays itself).

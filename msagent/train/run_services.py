@@ -34,8 +34,9 @@ class Services:
     readers: ServiceHandle | None = None
     """Store readers beside env workers (``data.source = "mixed"``)."""
     fixed_batch: bool = False
-    """``services.learner.batch_fragments`` is set: the learners' batch stays that size when
-    env workers are lost (``batches`` still says what one round of all workers makes)."""
+    """``services.learner.batch_fragments`` is set, or a league's async learners: the
+    learners' batch stays its size when env workers are lost (``batches`` still says what one
+    round of all workers makes)."""
     custom: dict[str, ServiceHandle] = field(default_factory=dict)
     """The user's own services by name."""
     restartable: set[str] = field(default_factory=set)

@@ -29,8 +29,10 @@ def test_each_league_player_updates_on_the_configured_batch(
     assert batches == {p: 20 for p in PLAYERS} and fixed
 
 
-def test_by_default_a_league_player_updates_on_its_env_slots(
+def test_by_default_every_league_player_updates_on_the_largest_player_s_round(
         inline_only: str, tmp_path: Path) -> None:
     batches, fixed = learner_batches(league_config(tmp_path, "local"))
-    # 12 games: the example's main is home in 10 of every 12 slots (env_share = 10)
-    assert batches == {"main": 10, "main_exploiter": 1, "league_exploiter": 1} and not fixed
+    # 12 games: the example's main is home in 10 of every 12 slots (env_share = 10); the
+    # exploiters, home in 1 each, update on batches of main's size too (less often, not on
+    # tenth-size batches), which stay that size when a worker is lost (async learners)
+    assert batches == {"main": 10, "main_exploiter": 10, "league_exploiter": 10} and fixed

@@ -72,14 +72,17 @@ def test_a_group_holds_equal_weights_dies_by_name_and_its_resume_solves_cartpole
 def test_a_league_of_learner_groups_snapshots_and_resets(ray_only: str, tmp_path: Path) -> None:
     from tests.train.league_helpers import league_config
 
+    # batch_fragments=1: the exploiters, home in 1 of the 12 slots each, update on every
+    # fragment they get instead of on main's 10 (the test is about groups, not learning)
     cfg = league_config(tmp_path, "ray", "services.learner.num=2", "services.evaluator.num=0",
-                        "services.learner.collective_timeout_s=30", "run.stop.time_s=150",
+                        "services.learner.batch_fragments=1",
+                        "services.learner.collective_timeout_s=30", "run.stop.time_s=240",
                         "league.roles.main.snapshot_every_updates=3",
                         "league.roles.main_exploiter.snapshot_every_updates=3",
                         "league.roles.league_exploiter.snapshot_every_updates=3")
     run_dir = RunDir.create(cfg.run.root, cfg.run.name)
     # stopped (STOP file) once the feed shows what is checked, not after a fixed 40 s
-    result = train_until(cfg, run_dir, lambda: _snapshotted_and_reset(run_dir), 150,
+    result = train_until(cfg, run_dir, lambda: _snapshotted_and_reset(run_dir), 240,
                          "6 snapshots, every player past update 3 and an exploiter reset")
     summary = result["league"]["summary"]
     assert summary["historical"] >= 6, summary
