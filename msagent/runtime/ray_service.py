@@ -12,7 +12,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from msagent.errors import ErrorInfo, MethodNotRegisteredError
-from msagent.runtime.backend import Resources
+from msagent.runtime.backend import InstanceGone, Resources
 from msagent.runtime.core import InstanceCore
 from msagent.runtime.handle import Method, ServiceHandle, check_num, construct, method_name
 from msagent.runtime.router import REFRESH_S
@@ -166,7 +166,14 @@ class RayHandle(ServiceHandle):
         ray = self._backend._ray
         method = self._check_method(method)
         refs = [getattr(actor, method).remote(*args, **kwargs) for _, actor in self._actors]
-        return ray.get(refs) if self.specs[method].response else [None] * len(refs)
+        if not self.specs[method].response:
+            return [None] * len(refs)
+        try:
+            return ray.get(refs)
+        except ray.exceptions.RayActorError as exc:  # the runtime's error, not Ray's
+            raise InstanceGone(f"an instance of service {self.name} died during "
+                               f"{method}: {str(exc).splitlines()[0] if str(exc) else exc!r}"
+                               ) from None
 
     def call_each(self, method: Method, *args: Any, **kwargs: Any) -> dict[str, Any]:
         """Call ``method`` on every live actor; results by instance id. An actor found dead

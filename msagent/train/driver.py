@@ -11,10 +11,11 @@ from typing import Any
 
 import msagent
 from msagent.config import TrainConfig
-from msagent.errors import ErrorInfo, MsagentError, ServiceDiedError
+from msagent.errors import MsagentError, ServiceDiedError
 from msagent.rundir import RunDir
 from msagent.rundir.directory import SPILL_NAME
 from msagent.runtime import state
+from msagent.runtime.backend import InstanceGone
 from msagent.telemetry import DROPPED, Metrics, ProgressDisplay, ScalarWriter, log_to_file
 from msagent.telemetry.stopping import stop_reason
 from msagent.services.inference import InferenceServer, mean_batch_size
@@ -73,9 +74,8 @@ def _train(cfg: TrainConfig, run_dir: RunDir | None, plan: ResumePlan | None) ->
     """Start the backend and the services, train, and shut down what this run started."""
     run = _run_info(run_dir, plan)
     if plan is None and not cfg.run.address:
-        # the policy built once here: a broken env or agent script fails now, alike in both
-        # modes, before Ray or any service starts (a resume checked it against its checkpoint;
-        # a cluster's driver may lack the game its nodes have)
+        # the policy built once here: a broken script fails now, alike in both modes, before
+        # Ray or any service starts (resume: checked; a cluster's driver may lack the game)
         fresh_weights(cfg)
     stop_file = StopFile(run_dir.stop_path if run_dir else None)  # before the slow start-up
     owns_backend = state.installed() is None
@@ -259,7 +259,7 @@ class Driver:
         every = self._learner_stats()
         for stats in every.values():
             if stats["error"] is not None:
-                raise self._learner_failed(stats["error"])
+                raise self._died_meanwhile() or stats["error"].rebuild("the learner failed")
         stats = next(iter(every.values()))
         seen = self.metrics.snapshot()
         if stats["updates"] > seen["updates"]:
@@ -288,14 +288,14 @@ class Driver:
         if n > 0:
             self.metrics.counter(name, n)
 
-    def _learner_failed(self, error: ErrorInfo) -> MsagentError:
-        """The learner's error; if a service it calls died meanwhile, name that one instead."""
-        time.sleep(0.5)  # a dead buffer or pool fails the learner's call before it is reaped
+    def _died_meanwhile(self) -> ServiceDiedError | None:
+        """A stateful service found dead, named (rather than a failed call to it); or None."""
+        time.sleep(0.5)  # a dead service fails a call to it before it is reaped
         for handle in self.services.stateful():
             dead = handle.reap()
             if dead:
                 return ServiceDiedError(f"service {handle.name} died ({', '.join(dead)})")
-        return error.rebuild("the learner failed")
+        return None
 
     def _learner_stats(self) -> dict[str, dict[str, Any]]:
         """Every learner's counters by player (a learner that died meanwhile is named)."""
@@ -315,7 +315,10 @@ class Driver:
         if self.run_dir is None:
             return None
         run = {"run_id": self.run.run_id, "generation": self.run.generation}
-        step = self.watch.checkpoint(self.run_dir, self.metrics.state_dict(), run)
+        try:
+            step = self.watch.checkpoint(self.run_dir, self.metrics.state_dict(), run)
+        except InstanceGone as exc:  # a learner died during it: name it, as a poll would
+            raise self._died_meanwhile() or exc from None
         if step is not None:
             log.info("checkpoint %d written", step)
             self._last_checkpoint = step

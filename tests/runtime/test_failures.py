@@ -98,3 +98,15 @@ def test_unpicklable_argument_is_a_clear_error_and_service_keeps_serving(ray_onl
 def test_constructor_error_is_reported_at_launch(ray_only: str) -> None:
     with pytest.raises(Exception, match="failed to start"):
         launch(Worker, kwargs={"no_such_argument": 1})
+
+
+@pytest.mark.slow
+def test_a_call_to_every_instance_names_the_service_of_one_that_died(ray_only: str) -> None:
+    """call_all raises the runtime's InstanceGone, not Ray's error: the driver turns it into
+    "service X died" (a learner killed during a checkpoint surfaced as a bare ActorDiedError)."""
+    from msagent.runtime.backend import InstanceGone
+
+    handle = launch(Worker, num=1)
+    os.kill(handle.placements()[0]["pid"], signal.SIGKILL)
+    with pytest.raises(InstanceGone, match="an instance of service Worker died during sleep"):
+        handle.call_all("sleep", 0.0)
