@@ -17,3 +17,11 @@ def league_config(root: Path, mode: str, *overrides: str) -> TrainConfig:
         f"run.root={json.dumps(str(root))}", f"run.mode={json.dumps(mode)}",
         "logging.progress=false", "logging.tensorboard=false",
         "services.env_worker.num=1", "services.env_worker.num_envs=12", *overrides])
+
+
+EQUAL_SHARES = ('league.players=[{id = "main", role = "main"}, '
+                '{id = "main_exploiter", role = "main_exploiter"}, '
+                '{id = "league_exploiter", role = "league_exploiter"}]')
+"""The example's three players with equal env shares (its main is home in 10 of 12 slots, and
+every player updates on main's batch size): for tests whose subject is not main's learning
+and that wait for every player's updates."""

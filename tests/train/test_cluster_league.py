@@ -21,7 +21,7 @@ from msagent.train.resume import plan_resume
 from msagent.train.signals import STOP_FILE_REASON
 from tests.conftest import forget_ray_backend
 from tests.train.helpers import stop_when
-from tests.train.league_helpers import league_config
+from tests.train.league_helpers import EQUAL_SHARES, league_config
 
 HEAD = {"msagent_head": 1.0, "msagent_learner": 1.0}
 ENV = {"msagent_env": 1.0}
@@ -33,6 +33,7 @@ PLACEMENT = [
     "services.model_pool.resources.custom={msagent_head = 0.01}",
     "services.buffer.resources.custom={msagent_head = 0.01}",
     "services.evaluator.num=0", "services.env_worker.max_restarts=4",
+    EQUAL_SHARES,  # every player's version moves in the 12 s resumed
 ]
 
 

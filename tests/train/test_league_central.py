@@ -9,7 +9,7 @@ import pytest
 
 from msagent.rundir import RunDir
 from tests.train.helpers import feed_state, train_until
-from tests.train.league_helpers import league_config
+from tests.train.league_helpers import EQUAL_SHARES, league_config
 
 ROLES = ("main", "main_exploiter", "league_exploiter")
 """The example league's players (each named after its role)."""
@@ -18,6 +18,7 @@ ROLES = ("main", "main_exploiter", "league_exploiter")
 @pytest.mark.slow
 def test_a_league_trains_with_central_inference(ray_only: str, tmp_path: Path) -> None:
     cfg = league_config(tmp_path, "ray", "run.stop.time_s=150", "services.evaluator.num=0",
+                        EQUAL_SHARES,  # every player updates each round
                         'services.inference.mode="central"', "services.inference.num=1",
                         "services.env_worker.num=2", "services.env_worker.num_envs=6",
                         *(f"league.roles.{role}.snapshot_every_updates=3" for role in ROLES))

@@ -70,12 +70,11 @@ def test_a_group_holds_equal_weights_dies_by_name_and_its_resume_solves_cartpole
 
 @pytest.mark.slow
 def test_a_league_of_learner_groups_snapshots_and_resets(ray_only: str, tmp_path: Path) -> None:
-    from tests.train.league_helpers import league_config
+    from tests.train.league_helpers import EQUAL_SHARES, league_config
 
-    # batch_fragments=1: the exploiters, home in 1 of the 12 slots each, update on every
-    # fragment they get instead of on main's 10 (the test is about groups, not learning)
+    # equal shares: every player updates each round (the test is about groups, not learning)
     cfg = league_config(tmp_path, "ray", "services.learner.num=2", "services.evaluator.num=0",
-                        "services.learner.batch_fragments=1",
+                        EQUAL_SHARES,
                         "services.learner.collective_timeout_s=30", "run.stop.time_s=240",
                         "league.roles.main.snapshot_every_updates=3",
                         "league.roles.main_exploiter.snapshot_every_updates=3",
