@@ -28,8 +28,13 @@ class PPOConfig:
         normalize_advantages: standardise advantages per minibatch.
         clip_vloss: clip value updates around the acting-time values.
         vf_clip: value clipping range (``None``: same as ``clip``).
-        anneal_lr: decay the learning rate linearly to 0 over ``total_updates``.
-        total_updates: number of ``update`` calls planned (needed by ``anneal_lr``).
+        anneal_lr: decay the learning rate linearly to 0 over ``total_updates`` or
+            ``anneal_s``, whichever ends first (as CleanRL does by default: late updates
+            settle instead of swinging).
+        total_updates: number of ``update`` calls planned (``anneal_lr`` needs it or
+            ``anneal_s``).
+        anneal_s: seconds of updating planned, counted from the first update and kept across
+            ``--resume`` (for runs that stop on ``run.stop.time_s``: set it to that).
         target_kl: stop the epochs early once approx KL exceeds this (``None``: never).
         adam_eps: Adam's epsilon.
         vtrace_clip_rho: IMPALA: truncation of V-trace's importance weights (rho-bar).
@@ -51,6 +56,7 @@ class PPOConfig:
     vf_clip: float | None = None
     anneal_lr: bool = False
     total_updates: int | None = None
+    anneal_s: float | None = None
     target_kl: float | None = None
     adam_eps: float = 1e-5
     vtrace_clip_rho: float = 1.0
@@ -67,8 +73,9 @@ class PPOConfig:
         errors = range_errors({f.name: getattr(self, f.name) for f in fields(self)})
         if errors:
             raise ConfigError("; ".join(errors))
-        if self.anneal_lr and not self.total_updates:
-            raise ConfigError("anneal_lr needs total_updates")
+        if self.anneal_lr and not (self.total_updates or self.anneal_s):
+            raise ConfigError("anneal_lr needs total_updates or anneal_s (the planned updates "
+                              "or seconds of updating, e.g. run.stop.time_s)")
 
 
 CARTPOLE_PPO = PPOConfig(lr=3e-3, epochs=4, minibatches=2)

@@ -29,6 +29,7 @@ RULES: dict[str, Rule] = {
     "minibatches": _AT_LEAST_ONE,
     "max_grad_norm": _POSITIVE,
     "total_updates": _AT_LEAST_ONE,
+    "anneal_s": _POSITIVE,
     "target_kl": _POSITIVE,
     "adam_eps": _POSITIVE,
     "vtrace_clip_rho": _POSITIVE,

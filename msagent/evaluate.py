@@ -124,12 +124,14 @@ def evaluate_run(run_dir: str | Path, player: str = SINGLE_POLICY, *, opponent: 
                       deterministic, wdl(records, 0))
 
 
-def saved_policy(run_dir: str | Path, player: str) -> tuple[Any, int]:
-    """``player``'s policy as the run's newest readable checkpoint holds it, and that step."""
+def saved_policy(run_dir: str | Path, player: str, average: int = 1) -> tuple[Any, int]:
+    """``player``'s policy as the run's newest readable checkpoint holds it (above 1,
+    ``average``: the mean of its newest snapshots, as ``evaluate_run`` plays), and that step."""
     path, cfg = _open(run_dir)
     found = _checkpoint(path, cfg)
     policy = _builder(str(cfg.scripts.env), str(cfg.scripts.agent), dict(cfg.env))(0)
-    policy.set_weights(_weights(found, player))
+    policy.set_weights(_weights(found, player) if average == 1
+                       else _averaged(path, player, average)[0])
     policy.invalidate_cache()
     return policy, found.step
 

@@ -269,6 +269,10 @@ class EvaluatorSection(_Service):
         final_games: After a league run ends (not interrupted), play the player's saved
             weights this many games against each opponent, the player moving one seat each
             game, and report them per seat at the end (0: none).
+        final_average: Above 1, that final evaluation (games and judge) plays the mean of
+            the player's newest this many league snapshots instead of its saved weights: in a
+            two-player zero-sum game self-play's last iterate swings between strategies while
+            its average settles (stochastic weight averaging over snapshots).
     """
 
     num: int = Field(1, ge=0)
@@ -283,6 +287,7 @@ class EvaluatorSection(_Service):
     judge: str = ""
     judge_every_s: float = Field(30.0, gt=0)
     final_games: int = Field(0, ge=0)
+    final_average: int = Field(1, ge=1)
 
 
 class LeagueServiceSection(Section):

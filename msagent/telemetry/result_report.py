@@ -61,14 +61,16 @@ def _print_judged(out: Console, exams: list[dict]) -> None:
 
 
 def _print_final(out: Console, final: dict) -> None:
-    """The saved weights' games against each opponent from each seat, and their exam."""
-    exam = final.get("judged")
+    """The saved weights' (or their snapshots' mean's) games against each opponent from each
+    seat, and their exam."""
+    exam, played = final.get("judged"), final.get("played")
     if exam:
+        name = played or f"{exam['player']} as saved (checkpoint {exam['version']})"
         for seat, found in sorted(exam["seats"].items(), key=lambda kv: int(kv[0])):
-            out.print(f"{exam['player']} as saved (checkpoint {exam['version']}) plays a losing "
-                      f"move from seat {seat} in {losing_share(found):.1%} of "
-                      f"{found['positions']:,} positions")
+            out.print(f"{name} plays a losing move from seat {seat} in {losing_share(found):.1%}"
+                      f" of {found['positions']:,} positions")
     for row in final.get("games", []):
-        out.print(f"{row['player']} as saved (checkpoint {row['step']}) vs {row['opponent']} from "
-                  f"seat {row['seat']}: win {row['win_rate']:.1%}, draw {row['draw_rate']:.1%}, "
-                  f"loss {row['loss_rate']:.1%} over {row['games']} games")
+        name = played or f"{row['player']} as saved (checkpoint {row['step']})"
+        out.print(f"{name} vs {row['opponent']} from seat {row['seat']}: win "
+                  f"{row['win_rate']:.1%}, draw {row['draw_rate']:.1%}, loss "
+                  f"{row['loss_rate']:.1%} over {row['games']} games")

@@ -48,7 +48,7 @@ def test_algorithm_seed_wins_over_run_seed(write_config) -> None:
 
 
 def test_ppo_config_checks_surface_at_the_algorithm_key(write_config) -> None:
-    with pytest.raises(ConfigError, match=r"algorithm: anneal_lr needs total_updates"):
+    with pytest.raises(ConfigError, match=r"algorithm: anneal_lr needs total_updates or anneal_s"):
         load_config(write_config(MINIMAL + "[algorithm]\nanneal_lr = true\n"))
 
 

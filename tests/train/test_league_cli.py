@@ -282,6 +282,30 @@ def test_evaluate_the_mean_of_the_newest_snapshots(run_dir: Path) -> None:
     assert found.player == "main"  # average 1: the checkpoint's own weights
 
 
+def test_the_final_evaluation_plays_and_judges_the_mean_of_the_newest_snapshots(
+        run_dir: Path) -> None:
+    from msagent.config import load_config
+    from msagent.evaluate import saved_policy
+    from msagent.train.final_evaluation import final_evaluation
+
+    judge = str(TICTACTOE / "bots" / "perfect_bot.py")
+    cfg = load_config(run_dir / "config.toml", [
+        "services.evaluator.final_games=4", "services.evaluator.final_average=3",
+        f"services.evaluator.judge={judge}"])
+    keys = RunDir(run_dir).snapshots.newest("main", 3)
+    final = final_evaluation(cfg, RunDir(run_dir), {"league": {}})
+    assert final["played"].startswith(f"main (mean of {keys[0]}..{keys[-1]}, 3 snapshots) "
+                                       "(checkpoint "), final["played"]
+    assert [(r["opponent"], r["seat"], r["games"]) for r in final["games"]] == [
+        ("bot:random", 0, 2), ("bot:random", 1, 2), ("bot:lookahead", 0, 2),
+        ("bot:lookahead", 1, 2)]
+    # the judge examined the same mean, not the saved weights
+    from msagent.envs.judge import examine, load_exams
+
+    exams = load_exams(judge)
+    assert final["judged"]["seats"] == examine(saved_policy(run_dir, "main", 3)[0], exams)
+
+
 def test_evaluate_average_refuses_zero_and_a_player_without_snapshots(run_dir: Path) -> None:
     code, output = evaluate(run_dir, "--opponent", "random", "--games", "2", "--average", "0")
     assert code == USER_ERROR_EXIT and "--average must be at least 1, got 0" in output, output

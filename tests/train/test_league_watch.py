@@ -162,6 +162,13 @@ def test_the_judge_s_exams_reach_the_view_the_scalars_the_result_and_the_console
     assert ("main from seat 1 plays a losing move in 5.0% of 100 positions at version 9 "
             "(first exam 60.0% at version 2; judge perfect_bot.py)") in text
     assert "'judged'" not in text  # the exams are told in words, not dumped
+    result["league"]["final_eval"]["played"] = "main (mean of main:1..main:9, 3 snapshots) " \
+        "(checkpoint 12)"  # final_average = 3
+    out = Console(record=True, width=200)
+    print_result(out, result)
+    text = out.export_text()
+    assert ("main (mean of main:1..main:9, 3 snapshots) (checkpoint 12) vs bot:perfect from "
+            "seat 1: win 0.0%") in text and "as saved" not in text
 
 
 class LearnerHandle:

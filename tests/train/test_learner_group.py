@@ -34,8 +34,10 @@ def test_a_group_holds_equal_weights_dies_by_name_and_its_resume_solves_cartpole
     in lockstep); killing one rank stops the run naming it; the resumed group goes on from
     the last checkpoint and solves CartPole (one run and its resume for all three: a group
     takes long to start)."""
+    # a learning rate decayed by time: the ranks agree on one clock (an all-reduce per update)
     run = Background(tmp_path, *GROUP, "run.stop.time_s=120",
-                     "services.learner.checkpoint_every_s=3")
+                     "services.learner.checkpoint_every_s=3", "algorithm.anneal_lr=true",
+                     "algorithm.anneal_s=600")
     wait_until(lambda: handle_of("Learner") and len(handle_of("Learner").instance_ids()) == 2
                and min(s["updates"] for s in ranks_stats()) >= 3, timeout_s=90,
                what="both ranks to update")

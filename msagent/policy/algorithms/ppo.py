@@ -7,7 +7,8 @@ the fragments), never recomputed, so what the learner optimises is exactly what 
 from __future__ import annotations
 
 import copy
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from dataclasses import asdict
 from typing import Any
 
@@ -72,6 +73,8 @@ class PPO(Algorithm):
         self.updates = 0
         self._rng = torch.Generator().manual_seed(self.config.seed)
         self.collective: Collective = SINGLE
+        self.clock: Callable[[], float] = time.monotonic  # anneal_s's clock (tests set it)
+        self._updated_s, self._anneal_from = 0.0, None  # seconds before, and since, a start
 
     # ------------------------------------------------------------------------------ update
 
@@ -206,12 +209,30 @@ class PPO(Algorithm):
     def _anneal(self) -> float:
         """Set and return this update's learning rate (linear decay when ``anneal_lr``)."""
         cfg = self.config
-        lr = cfg.lr
-        if cfg.anneal_lr and cfg.total_updates:
-            lr = cfg.lr * max(0.0, 1.0 - self.updates / cfg.total_updates)
+        lr = cfg.lr * max(0.0, 1.0 - self._progress()) if cfg.anneal_lr else cfg.lr
         for group in self.optimizer.param_groups:
             group["lr"] = lr
         return lr
+
+    def _progress(self) -> float:
+        """The share of the planned decay done: of ``total_updates`` or of ``anneal_s``,
+        whichever is further (a group's ranks agree on their mean clock, so on one rate)."""
+        cfg = self.config
+        done = self.updates / cfg.total_updates if cfg.total_updates else 0.0
+        if cfg.anneal_s:
+            elapsed = self._updating_s()
+            if self.collective.world > 1:
+                mean = self.collective.sum(torch.tensor([elapsed], dtype=torch.float64))
+                elapsed = float(mean[0]) / self.collective.world
+            done = max(done, elapsed / cfg.anneal_s)
+        return done
+
+    def _updating_s(self) -> float:
+        """Seconds since the first update, plus those of the runs this one resumes."""
+        now = self.clock()
+        if self._anneal_from is None:
+            self._anneal_from = now - self._updated_s
+        return now - self._anneal_from
 
     # ---------------------------------------------------------------------------- checkpoint
 
@@ -222,6 +243,8 @@ class PPO(Algorithm):
             "updates": self.updates,
             "rng": self._rng.get_state(),
             "config": asdict(self.config),
+            "updating_s": self._updating_s() if self._anneal_from is not None else
+            self._updated_s,
         }
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
@@ -229,3 +252,4 @@ class PPO(Algorithm):
         self.optimizer.load_state_dict(copy.deepcopy(state["optimizer"]))
         self.updates = int(state["updates"])
         self._rng.set_state(state["rng"])
+        self._updated_s, self._anneal_from = float(state.get("updating_s", 0.0)), None
