@@ -34,7 +34,8 @@ class PPOConfig:
         total_updates: number of ``update`` calls planned (``anneal_lr`` needs it or
             ``anneal_s``).
         anneal_s: seconds of updating planned, counted from the first update and kept across
-            ``--resume`` (for runs that stop on ``run.stop.time_s``: set it to that).
+            ``--resume`` (a TOML's ``anneal_lr`` with neither this nor ``total_updates`` takes
+            ``run.stop.time_s``).
         target_kl: stop the epochs early once approx KL exceeds this (``None``: never).
         adam_eps: Adam's epsilon.
         vtrace_clip_rho: IMPALA: truncation of V-trace's importance weights (rho-bar).
@@ -75,7 +76,8 @@ class PPOConfig:
             raise ConfigError("; ".join(errors))
         if self.anneal_lr and not (self.total_updates or self.anneal_s):
             raise ConfigError("anneal_lr needs total_updates or anneal_s (the planned updates "
-                              "or seconds of updating, e.g. run.stop.time_s)")
+                              "or seconds of updating; in a TOML, run.stop.time_s stands in "
+                              "for anneal_s)")
 
 
 CARTPOLE_PPO = PPOConfig(lr=3e-3, epochs=4, minibatches=2)

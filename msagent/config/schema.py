@@ -110,6 +110,20 @@ class TrainConfig(Section):
                 value.psro.solver = _resolved_ref(value.psro.solver, base)
         return value
 
+    @model_validator(mode="before")
+    @classmethod
+    def _anneal_over_the_run(cls, data: Any) -> Any:
+        """``anneal_lr`` with neither ``total_updates`` nor ``anneal_s`` decays over the run's
+        ``run.stop.time_s``, so a run made shorter or longer still ends its decay at its end."""
+        if not isinstance(data, dict) or not isinstance(data.get("algorithm"), dict):
+            return data
+        algorithm, stop = data["algorithm"], (data.get("run") or {}).get("stop") or {}
+        time_s = stop.get("time_s") if isinstance(stop, dict) else None
+        if (algorithm.get("anneal_lr") is True and isinstance(time_s, (int, float))
+                and time_s > 0 and not {"total_updates", "anneal_s"} & set(algorithm)):
+            return {**data, "algorithm": {**algorithm, "anneal_s": float(time_s)}}
+        return data
+
     @model_validator(mode="after")
     def _league_learners_async(self) -> TrainConfig:
         """A league's learners update on their own: ``sync`` defaults to false there. An

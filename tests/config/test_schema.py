@@ -52,6 +52,20 @@ def test_ppo_config_checks_surface_at_the_algorithm_key(write_config) -> None:
         load_config(write_config(MINIMAL + "[algorithm]\nanneal_lr = true\n"))
 
 
+def test_anneal_lr_without_a_plan_decays_over_the_runs_time(write_config) -> None:
+    timed = MINIMAL + "[run.stop]\ntime_s = 90\n[algorithm]\nanneal_lr = true\n"
+    assert load_config(write_config(timed)).ppo_config().anneal_s == 90.0
+    # --set makes the run shorter: the decay follows it
+    assert load_config(write_config(timed), ["run.stop.time_s=30"]).ppo_config().anneal_s == 30
+    planned = load_config(write_config(timed + "total_updates = 500\n")).ppo_config()
+    assert planned.anneal_s is None and planned.total_updates == 500
+    assert load_config(write_config(timed + "anneal_s = 20\n")).ppo_config().anneal_s == 20
+    off = load_config(write_config(MINIMAL + "[run.stop]\ntime_s = 90\n")).ppo_config()
+    assert off.anneal_s is None and not off.anneal_lr
+    with pytest.raises(ConfigError, match=r"run\.stop\.time_s stands in for anneal_s"):
+        load_config(write_config(MINIMAL + "[algorithm]\nanneal_lr = true\n"))
+
+
 def test_none_word_is_refused_where_ppo_needs_a_value(write_config) -> None:
     with pytest.raises(ConfigError, match=r"algorithm\.epochs: expected a valid integer"):
         load_config(write_config(MINIMAL + '[algorithm]\nepochs = "none"\n'))
