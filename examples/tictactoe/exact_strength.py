@@ -47,19 +47,16 @@ def greedy_moves(policy: Any) -> dict[Board, int]:
 
 
 def bot_moves(bot: str, board: Board) -> list[tuple[float, int]]:
-    """``[(probability, cell)]`` of a bot's move: the perfect bot's random best move, or the
-    lookahead bot's win, else block (its first in cell order), else a random legal cell."""
+    """``[(probability, cell)]`` of a bot's move, by the bot script's own rules: the perfect
+    bot's best moves, or the lookahead bot's forced move (win, else block), else any legal
+    cell, each equally likely."""
     if bot == "perfect":
-        values = perfect_bot.move_values(board)
-        best = [c for c, v in values.items() if v == max(values.values())]
-        return [(1 / len(best), c) for c in best]
-    planes = perfect_bot.observation_of(board)
-    legal = [c for c in range(9) if board[c] == 0]
-    for marks in (planes[:, :, 0] > 0, planes[:, :, 1] > 0):
-        for cell in legal:
-            if lookahead_bot.completes_line(marks, cell // 3, cell % 3):
-                return [(1.0, cell)]
-    return [(1 / len(legal), c) for c in legal]
+        cells = perfect_bot.best_moves(board)
+    else:
+        mask = np.array([c == 0 for c in board])
+        forced = lookahead_bot.forced_move(perfect_bot.observation_of(board), mask)
+        cells = [forced] if forced is not None else np.flatnonzero(mask).tolist()
+    return [(1 / len(cells), c) for c in cells]
 
 
 def outcome(moves: dict[Board, int], bot: str, seat: int) -> tuple[float, float]:

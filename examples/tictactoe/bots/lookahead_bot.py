@@ -20,13 +20,20 @@ def seed(n: int) -> None:
 
 def act(observation: np.ndarray, action_mask: np.ndarray) -> int:
     """A winning cell, else a cell that blocks the opponent's win, else a random one."""
+    forced = forced_move(observation, action_mask)
+    return forced if forced is not None else int(_rng.choice(np.flatnonzero(action_mask)))
+
+
+def forced_move(observation: np.ndarray, action_mask: np.ndarray) -> int | None:
+    """The first winning cell, else the first cell that blocks the opponent's win, else None
+    (then the bot moves at random)."""
     mine, theirs = observation[:, :, 0] > 0, observation[:, :, 1] > 0
     legal = np.flatnonzero(action_mask)
     for board in (mine, theirs):
         for cell in legal:
             if completes_line(board, int(cell) // SIZE, int(cell) % SIZE):
                 return int(cell)
-    return int(_rng.choice(legal))
+    return None
 
 
 def completes_line(board: np.ndarray, row: int, col: int) -> bool:

@@ -30,9 +30,14 @@ def seed(n: int) -> None:
 
 def act(observation: np.ndarray, action_mask: np.ndarray) -> int:
     """A legal cell of the best minimax value for the player to move (random among ties)."""
-    values = move_values(board_of(observation))
+    return int(_rng.choice(best_moves(board_of(observation))))
+
+
+def best_moves(board: tuple[int, ...]) -> list[int]:
+    """The legal cells of the best minimax value for the mover (the bot picks one at random)."""
+    values = move_values(board)
     best = max(values.values())
-    return int(_rng.choice([cell for cell, v in values.items() if v == best]))
+    return [cell for cell, v in values.items() if v == best]
 
 
 def positions():
