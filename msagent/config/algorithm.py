@@ -135,3 +135,21 @@ AlgorithmSection = create_model(
     __doc__="The [algorithm] table: ``name`` plus every PPOConfig field, each optional.",
     **_ppo_fields(),
 )
+
+
+def anneal_over(algorithm: dict[str, Any], time_s: Any) -> dict[str, Any]:
+    """``anneal_lr`` with neither ``total_updates`` nor ``anneal_s`` decays over the run's
+    ``run.stop.time_s``, so a run made shorter or longer still ends its decay at its end."""
+    if (algorithm.get("anneal_lr") is True and isinstance(time_s, (int, float))
+            and time_s > 0 and not {"total_updates", "anneal_s"} & set(algorithm)):
+        return {**algorithm, "anneal_s": float(time_s)}
+    return algorithm
+
+
+def player_keys(run: dict[str, Any], own: dict[str, Any]) -> dict[str, Any]:
+    """A league player's ``[algorithm]`` keys: its own over the run's, or its own alone when it
+    names another algorithm (a ``name`` or ``script`` the run's table does not have)."""
+    if any(k in own and own[k] != run.get(k) for k in ("name", "script")):
+        return dict(own)
+    settings = {**run.get("settings", {}), **own.get("settings", {})}
+    return {**run, **own, **({"settings": settings} if settings else {})}

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import Field, field_validator, model_validator
 
@@ -63,6 +63,9 @@ class LeaguePlayerSection(Section):
             relative path is taken from the working directory. Ignored on ``--resume``.
         init_player: The player whose weights ``init`` takes from a league checkpoint
             (default: this entry's own id).
+        algorithm: This entry's own ``[algorithm]`` keys (an inline table: ``algorithm = {
+            lr = 0.0003 }``): each key overrides the run's ``[algorithm]``; naming another
+            algorithm (its ``name`` or ``script``) starts from that one's defaults instead.
     """
 
     id: str
@@ -72,6 +75,7 @@ class LeaguePlayerSection(Section):
     seat_weights: list[Annotated[float, Field(ge=0, allow_inf_nan=False)]] | None = None
     init: str | None = None
     init_player: str | None = None
+    algorithm: dict[str, Any] | None = None
 
     @field_validator("init")
     @classmethod
@@ -239,6 +243,10 @@ class LeagueSection(Section):
 
             return br_players(self.psro.symmetric, PSRO_SEATS)
         return [pid for entry in self.players for pid in entry.ids()]
+
+    def entry_of(self, player: str) -> LeaguePlayerSection | None:
+        """The ``[[league.players]]`` entry a player id comes from (None: PSRO's players)."""
+        return next((e for e in self.players if player in e.ids()), None)
 
     def env_shares(self) -> dict[str, int]:
         """Each player's share of the env slots."""

@@ -12,15 +12,17 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from pydantic import Field, ValidationInfo, field_validator, model_validator
+from pydantic import Field, ValidationError, ValidationInfo, field_validator, model_validator
 
 from msagent.buffer.config import TableConfig
-from msagent.config.algorithm import AlgorithmSection, NONE_WORD, NULLABLE
+from msagent.config.algorithm import (AlgorithmSection, NONE_WORD, NULLABLE, anneal_over,
+                                      player_keys)
 from msagent.config.base import Section
 from msagent.config.data import DataSection, PublishSection
 from msagent.config.general import (CallbacksSection, LoggingSection, RunSection,
                                     ScriptsSection, StopSection, _base_dir, resolve_script)
 from msagent.config.league import LeagueSection
+from msagent.config.messages import describe
 from msagent.league.roles import check_role
 from msagent.script_loader import is_script_ref
 from msagent.vocabulary import BUILTIN_RANDOM
@@ -108,21 +110,18 @@ class TrainConfig(Section):
                     check_role(entry.role)
             if value.psro is not None and is_script_ref(value.psro.solver):
                 value.psro.solver = _resolved_ref(value.psro.solver, base)
+            if isinstance(info.data.get("algorithm"), AlgorithmSection):  # else: its own error
+                _check_player_algorithms(value, info.data["algorithm"], info)
         return value
 
     @model_validator(mode="before")
     @classmethod
     def _anneal_over_the_run(cls, data: Any) -> Any:
         """``anneal_lr`` with neither ``total_updates`` nor ``anneal_s`` decays over the run's
-        ``run.stop.time_s``, so a run made shorter or longer still ends its decay at its end."""
+        ``run.stop.time_s`` (:func:`anneal_over`)."""
         if not isinstance(data, dict) or not isinstance(data.get("algorithm"), dict):
             return data
-        algorithm, stop = data["algorithm"], (data.get("run") or {}).get("stop") or {}
-        time_s = stop.get("time_s") if isinstance(stop, dict) else None
-        if (algorithm.get("anneal_lr") is True and isinstance(time_s, (int, float))
-                and time_s > 0 and not {"total_updates", "anneal_s"} & set(algorithm)):
-            return {**data, "algorithm": {**algorithm, "anneal_s": float(time_s)}}
-        return data
+        return {**data, "algorithm": anneal_over(data["algorithm"], _time_s(data))}
 
     @model_validator(mode="after")
     def _league_learners_async(self) -> TrainConfig:
@@ -142,6 +141,16 @@ class TrainConfig(Section):
         """PPO's hyperparameters: the ``[algorithm]`` keys set, ``seed`` from ``run.seed``."""
         return self.algorithm.ppo_config(seed=self.run.seed)
 
+    def player_algorithm(self, player: str) -> AlgorithmSection:
+        """A league player's algorithm: its entry's own ``algorithm`` keys over
+        ``[algorithm]`` (the run's table for players without any, and PSRO's)."""
+        entry = self.league.entry_of(player) if self.league is not None else None
+        if entry is None or entry.algorithm is None:
+            return self.algorithm
+        return AlgorithmSection.model_validate(anneal_over(player_keys(
+            self.algorithm.model_dump(exclude_unset=True), entry.algorithm),
+            self.run.stop.time_s))
+
     def table_config(self, name: str = DEFAULT_TABLE) -> TableConfig:
         """The replay-buffer table ``[services.buffer]`` describes, seeded from ``run.seed``."""
         return self.services.buffer.table_config(name, seed=self.run.seed)
@@ -153,6 +162,32 @@ class TrainConfig(Section):
         data["algorithm"] = self.algorithm.model_dump(exclude_unset=True)
         return {name: data[name] for name in type(self).model_fields
                 if data.get(name) not in ({}, None)}
+
+
+def _time_s(data: dict[str, Any]) -> Any:
+    """``run.stop.time_s`` of raw config data (None when absent or not a table)."""
+    stop = (data.get("run") or {}).get("stop") if isinstance(data.get("run"), dict) else None
+    return stop.get("time_s") if isinstance(stop, dict) else None
+
+
+def _check_player_algorithms(league: LeagueSection, run: AlgorithmSection,
+                             info: ValidationInfo) -> None:
+    """Validate each player's own ``algorithm`` keys over the run's, naming the player; a
+    player's script path is made absolute (against the TOML's folder)."""
+    time_s = _time_s({"run": info.data["run"].model_dump()}) if "run" in info.data else None
+    for entry in league.players:
+        if entry.algorithm is None:
+            continue
+        keys = anneal_over(player_keys(run.model_dump(exclude_unset=True), entry.algorithm),
+                           time_s)
+        try:
+            section = AlgorithmSection.model_validate(keys, context=info.context)
+        except ValidationError as exc:
+            found = describe(exc, AlgorithmSection, "").splitlines()[1:]
+            raise ValueError(f"league.players {entry.id!r}: " + "; ".join(
+                "algorithm." + line.strip() for line in found)) from None
+        if "script" in entry.algorithm:
+            entry.algorithm = {**entry.algorithm, "script": section.script}
 
 
 def _clean(value: Any) -> Any:

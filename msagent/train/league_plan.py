@@ -132,14 +132,14 @@ def _learner_settings(cfg: TrainConfig, run: RunInfo, player: str, table: str,
     """One player's learner: its table, its topic, snapshots as the league orders, and the
     weights it starts from (None: a fresh network)."""
     sv = cfg.services.learner
-    group = group_settings(cfg, run)
+    group = group_settings(cfg, run, cfg.player_algorithm(player))
     if player != "main":  # a league publishes its main agent for game clients
         group["publish"] = None
     return LearnerSettings(
-        scripts=policy_scripts(cfg), ppo=cfg.ppo_config(), batch_fragments=batch,
-        policy_id=player, table=table, max_policy_lag=sv.max_policy_lag,
-        publish_every=sv.publish_every, dump_model_every=0, run_dir=run.run_dir,
-        resume_step=run.resume_step, league=True, initial_weights=initial, **group)
+        scripts=policy_scripts(cfg), batch_fragments=batch, policy_id=player, table=table,
+        max_policy_lag=sv.max_policy_lag, publish_every=sv.publish_every, dump_model_every=0,
+        run_dir=run.run_dir, resume_step=run.resume_step, league=True, initial_weights=initial,
+        **group)
 
 
 def _evaluator_launch(cfg: TrainConfig, player: str, exact: bool) -> Launch | None:

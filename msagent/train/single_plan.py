@@ -53,7 +53,7 @@ def learner_settings(cfg: TrainConfig, run: RunInfo, seats: int, batch: int) -> 
     """The single policy's learner: a sync one may take the fragments already buffered."""
     sv = cfg.services
     return LearnerSettings(
-        scripts=policy_scripts(cfg), ppo=cfg.ppo_config(), table=cfg.table_config().name,
+        scripts=policy_scripts(cfg), table=cfg.table_config().name,
         policy_id=POLICY_ID, batch_fragments=batch,
         max_policy_lag=policy_lag(sv.learner.max_policy_lag, sv.learner.sync, seats),
         publish_every=sv.learner.publish_every,

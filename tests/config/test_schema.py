@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -13,7 +14,10 @@ from msagent.errors import ConfigError
 from msagent.policy.algorithms.ppo import PPOConfig
 from msagent.runtime.backend import Resources
 from msagent.train.supported import check_supported
+
 from tests.config.helpers import MINIMAL
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
 
 def test_minimal_config_gets_every_default(write_config) -> None:
@@ -170,3 +174,25 @@ def test_a_league_keeps_the_learner_keys_it_sets(write_config) -> None:
     assert explicit.services.learner.sync is True
     with pytest.raises(ConfigError, match="services.learner.sync must be false with a"):
         check_supported(explicit)
+
+
+@pytest.mark.parametrize(("own", "expected"), [
+    ("{lr=-1}", "league.players 'x': algorithm.lr: lr must be > 0"),
+    ("{nope=1}", "league.players 'x': algorithm.nope: unknown key"),
+    ('{name="dqn"}', "league.players 'x': algorithm.name: expected 'ppo', 'impala' or 'bc'"),
+    ('{script="missing.py"}', "league.players 'x': algorithm.script: script file not found"),
+    ("{anneal_lr=true, total_updates=0}", "league.players 'x': algorithm."),
+])
+def test_a_player_s_bad_algorithm_keys_are_refused_naming_the_player(own: str,
+                                                                     expected: str) -> None:
+    players = (f'league.players=[{{id="main", role="main"}}, '
+               f'{{id="x", role="main_exploiter", algorithm={own}}}]')
+    with pytest.raises(ConfigError, match=re.escape(expected)):
+        load_config(EXAMPLES / "kuhn_league.toml", [players])
+
+
+def test_a_player_s_anneal_lr_decays_over_the_run_s_time() -> None:
+    players = ('league.players=[{id="main", role="main", '
+               'algorithm={name="impala", anneal_lr=true}}]')
+    cfg = load_config(EXAMPLES / "kuhn_league.toml", [players, "run.stop.time_s=90"])
+    assert cfg.player_algorithm("main").ppo_config().anneal_s == 90.0

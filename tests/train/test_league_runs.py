@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -14,6 +15,8 @@ from msagent.config import TrainConfig, dump_config, load_config
 from msagent.model_pool.stores.spilling import SPILL_SUFFIX
 from msagent.rundir import RunDir
 from msagent.rundir.directory import SPILL_NAME
+from msagent.rundir.learner_layout import player_part
+from msagent.rundir.state_codec import unflatten_state
 from msagent.runtime import state
 from msagent.services.learner import LEAGUE_REQUIRED_KEYS
 from msagent.train.final_evaluation import final_evaluation
@@ -22,6 +25,7 @@ from msagent.train.signals import STOP_FILE_REASON
 from tests.train.helpers import feed_state, train_until
 from tests.train.league_helpers import league_config
 
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 ROLES = ("main", "main_exploiter", "league_exploiter")
 """The example league's players (each named after its role)."""
 
@@ -76,16 +80,53 @@ def test_a_seeded_league_grows_and_its_main_agent_beats_the_random_bot(
     assert sum(saved[s]["losing"] for s in (0, 1)) < 0.8 * sum(first), (saved, first)
 
 
+MIXED_ALGORITHMS = (
+    'league.players=[{id = "main", role = "main", env_share = 10}, '
+    '{id = "main_exploiter", role = "main_exploiter", algorithm = {script = '
+    f'{json.dumps(str(EXAMPLES / "algorithms" / "kl_pg.py"))}, settings = '
+    '{lr = 0.003, kl_coef = 0.05}}}, '
+    '{id = "league_exploiter", role = "league_exploiter", '
+    'algorithm = {name = "impala", lr = 0.0005}}]')
+"""The example's players, each learning with another algorithm: main with the run's PPO, the
+main exploiter with the example user algorithm, the league exploiter with IMPALA."""
+
+
+def algorithm_states(run_dir: RunDir, step: int) -> dict[str, dict[str, Any]]:
+    """Each player's algorithm state in checkpoint ``step``."""
+    found = run_dir.load_checkpoint(step)
+    return {p: unflatten_state(*_part(found, p))["ppo"] for p in found.state["learners"]}
+
+
+def _part(found: Any, player: str) -> tuple[dict[str, Any], dict[str, Any]]:
+    """A player's tensors and skeleton in a league checkpoint."""
+    tensors, part = player_part(found.tensors, found.state, player)
+    return tensors, part["skeleton"]
+
+
+def _check_mixed(states: dict[str, dict[str, Any]]) -> None:
+    """Each player's state is its own algorithm's: only the user algorithm keeps a reference
+    network, and the league exploiter's optimizer has its own learning rate."""
+    assert "reference" in states["main_exploiter"], list(states["main_exploiter"])
+    assert "reference" not in states["main"] and "reference" not in states["league_exploiter"]
+    lrs = {p: s["optimizer"]["param_groups"][0]["lr"] for p, s in states.items()}
+    assert lrs["league_exploiter"] == 0.0005 and lrs["main_exploiter"] == 0.003, lrs
+    assert lrs["main"] <= 0.001, lrs  # the run's [algorithm] (its lr decays over the run)
+
+
 @pytest.mark.slow
 def test_resume_restores_the_league_exactly_and_versions_go_on(inline_only: str,
                                                                 tmp_path: Path) -> None:
+    """Its players learn with three algorithms (the run's, a user's, IMPALA): each resumes
+    its own algorithm's state."""
     cfg = league_config(tmp_path, "local", "run.stop.time_s=300", "services.evaluator.num=0",
+                        MIXED_ALGORITHMS,
                         *(f"league.roles.{role}.snapshot_every_updates=2" for role in ROLES))
     run_dir = RunDir.create(cfg.run.root, cfg.run.name)
     # each run is stopped (STOP file) once what is checked has happened, not after a fixed time
     first = train_until(cfg, run_dir, lambda: _snapshotted(run_dir, {}), 120,
                         "every player's first snapshot after the initial one")
     saved = run_dir.checkpoints.latest(LEAGUE_REQUIRED_KEYS)
+    _check_mixed(algorithm_states(run_dir, saved.step))
     plan = plan_resume(cfg, run_dir)
     assert plan.step == saved.step and plan.league == saved.state["league"]
     assert plan.league["players"] and plan.league["historical"]
@@ -99,6 +140,7 @@ def test_resume_restores_the_league_exactly_and_versions_go_on(inline_only: str,
     before = {h["ref"] for h in plan.league["historical"]}
     assert before <= {h["ref"] for h in again["historical"]}  # no snapshot forgotten
     assert again["reported"] > plan.league["reported"]  # counts went on from the saved ones
+    _check_mixed(algorithm_states(run_dir, run_dir.checkpoints.latest(LEAGUE_REQUIRED_KEYS).step))
 
 
 def _beats_random(run_dir: RunDir) -> bool:
@@ -237,7 +279,6 @@ def make_env():
 '''
 
 
-EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 KL_PG = (f"algorithm.script={json.dumps(str(EXAMPLES / 'algorithms' / 'kl_pg.py'))}",
          "algorithm.settings={lr = 0.003, epochs = 4, kl_coef = 0.05, reference_rate = 0.1}")
 """The example user algorithm (a KL-regularized policy gradient), as its CartPole TOML sets it."""

@@ -71,3 +71,26 @@ def test_every_league_player_s_learner_gets_the_user_algorithm(tmp_path: Path) -
         settings = spec.args[0]
         assert settings.algorithm_script.endswith("examples/algorithms/kl_pg.py")
         assert settings.algorithm_settings == {"kl_coef": 0.2}
+
+
+def test_each_league_player_learns_with_its_own_algorithm_keys(tmp_path: Path) -> None:
+    """A player's ``algorithm`` keys override the run's; one that names another algorithm
+    starts from that one's defaults; players without any keep the run's table."""
+    players = ('league.players=[{id="main", role="main"}, '
+               '{id="main_exploiter", role="main_exploiter", algorithm={lr=0.0001}}, '
+               '{id="league_exploiter", role="league_exploiter", '
+               'algorithm={script="algorithms/kl_pg.py", settings={kl_coef=0.3}}}]')
+    cfg = load_config(EXAMPLES / "kuhn_league.toml", [
+        f"run.root={json.dumps(str(tmp_path))}", "algorithm.lr=0.002", "algorithm.epochs=2",
+        players])
+    settings = {p: spec.args[0] for p, spec in plan_run(cfg, RunInfo()).learners.items()}
+    main, exploiter, league = (settings[p] for p in ("main", "main_exploiter",
+                                                     "league_exploiter"))
+    assert (main.algorithm, main.ppo.lr, main.ppo.epochs) == ("ppo", 0.002, 2)
+    assert (exploiter.algorithm, exploiter.ppo.lr, exploiter.ppo.epochs) == ("ppo", 0.0001, 2)
+    assert main.algorithm_script is exploiter.algorithm_script is None
+    assert league.algorithm_script.endswith("examples/algorithms/kl_pg.py")
+    assert league.algorithm_settings == {"kl_coef": 0.3}
+    # the saved config names the same script from anywhere (its path made absolute)
+    saved = cfg.to_toml_dict()["league"]["players"][2]["algorithm"]
+    assert Path(saved["script"]).is_absolute() and saved["settings"] == {"kl_coef": 0.3}
