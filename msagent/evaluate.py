@@ -97,10 +97,10 @@ def evaluate_run(run_dir: str | Path, player: str = SINGLE_POLICY, *, opponent: 
         raise UserError(f"unknown player {player!r}: the checkpoint of {path} has the players "
                         f"{', '.join(players)}")
     sc = cfg.scripts
-    build = _builder(str(sc.env), str(sc.agent), dict(cfg.env))
+    build = _builder(cfg)
     weights, name = ((_weights(found, player), player) if average == 1
                      else _averaged(path, player, average))
-    me = _policy_actor(build(seed), weights, deterministic)
+    me = _policy_actor(build(seed, player), weights, deterministic)
 
     from msagent.user_scripts import game_factory
 
@@ -129,7 +129,7 @@ def saved_policy(run_dir: str | Path, player: str, average: int = 1) -> tuple[An
     ``average``: the mean of its newest snapshots, as ``evaluate_run`` plays), and that step."""
     path, cfg = _open(run_dir)
     found = _checkpoint(path, cfg)
-    policy = _builder(str(cfg.scripts.env), str(cfg.scripts.agent), dict(cfg.env))(0)
+    policy = _builder(cfg)(0, player)
     policy.set_weights(_weights(found, player) if average == 1
                        else _averaged(path, player, average)[0])
     policy.invalidate_cache()
@@ -251,11 +251,12 @@ def _averaged(path: Path, player: str, count: int) -> tuple[dict[str, Any], str]
     return mean_weights([files.load(k) for k in keys]), name
 
 
-def _builder(env_script: str, agent_script: str, env_params: dict[str, Any]) -> Callable[..., Any]:
-    """``build(seed)``: a fresh policy of the run's scripts."""
+def _builder(cfg: Any) -> Callable[..., Any]:
+    """``build(seed, player)``: a fresh policy of the run's scripts and the player's network."""
     from msagent.user_scripts import build_policy
 
-    return lambda seed: build_policy(env_script, agent_script, env_params, seed)
+    return lambda seed, player: build_policy(str(cfg.scripts.env), str(cfg.agent_of(player)),
+                                             dict(cfg.env), seed)
 
 
 def _policy_actor(policy: Any, weights: dict[str, Any], deterministic: bool) -> SeatActor:
@@ -299,14 +300,15 @@ def _opponent(text: str, path: Path, cfg: Any, found: Checkpoint, build: Callabl
         return text, _bot(str(script), "", seed, space)
     ref = PolicyRef.parse(text)
     if ref.kind == PLAYER and ref.name in players:
-        return ref.name, _policy_actor(build(seed), _weights(found, ref.name), deterministic)
+        return ref.name, _policy_actor(build(seed, ref.name), _weights(found, ref.name),
+                                       deterministic)
     if ref.kind in (PLAYER, BOT) and ref.name in bots:
         return f"bot:{ref.name}", _bot(bots[ref.name], ref.name, seed, space)
     if ref.kind in (PLAYER, BOT) and ref.name == RandomBot.name:
         return "bot:random (built in)", RandomBot(space, seed)
     if ref.kind == SNAPSHOT:
         weights = _snapshot_weights(ref, path, cfg, found, _usable(players, bots))
-        return str(ref), _policy_actor(build(seed), weights, deterministic)
+        return str(ref), _policy_actor(build(seed, ref.name), weights, deterministic)
     what = "bot" if ref.kind == BOT else "player or bot"
     raise UserError(f"unknown opponent {text!r} (no such {what} in {path}); "
                     + _usable(players, bots))

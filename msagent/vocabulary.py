@@ -245,3 +245,9 @@ class PolicyScripts:
     agent_script: str
     env_params: dict[str, Any]
     seed: int = 0
+    agents: dict[str, str] = field(default_factory=dict)
+    """League players whose own agent script (network) differs from ``agent_script``."""
+
+    def agent_for(self, policy_id: str) -> str:
+        """The agent script whose network ``policy_id`` (a player, or its snapshots) has."""
+        return self.agents.get(policy_id, self.agent_script)

@@ -63,6 +63,8 @@ class LeaguePlayerSection(Section):
             relative path is taken from the working directory. Ignored on ``--resume``.
         init_player: The player whose weights ``init`` takes from a league checkpoint
             (default: this entry's own id).
+        agent: This entry's own agent script (its network; relative to the TOML): its
+            snapshots keep it; unset, ``[scripts] agent``.
         algorithm: This entry's own ``[algorithm]`` keys (an inline table: ``algorithm = {
             lr = 0.0003 }``): each key overrides the run's ``[algorithm]``; naming another
             algorithm (its ``name`` or ``script``) starts from that one's defaults instead.
@@ -75,6 +77,7 @@ class LeaguePlayerSection(Section):
     seat_weights: list[Annotated[float, Field(ge=0, allow_inf_nan=False)]] | None = None
     init: str | None = None
     init_player: str | None = None
+    agent: str | None = None
     algorithm: dict[str, Any] | None = None
 
     @field_validator("init")
@@ -224,6 +227,10 @@ class LeagueSection(Section):
         if self.psro is not None and any(p.init for p in self.players):
             raise ValueError("[[league.players]] init is not used under [league.psro]: its "
                              "best responses start from PSRO's own population (br_init)")
+        if self.psro is not None and any(p.agent or p.algorithm for p in self.players):
+            raise ValueError("[[league.players]] agent and algorithm are not used under "
+                             "[league.psro]: its best responses share [scripts] agent and "
+                             "[algorithm]")
         if not any(p.role == MAIN for p in self.players):
             raise ValueError("[[league.players]] needs at least one player with role = 'main'")
         unknown = [b for b in self.roles.main.bot_opponents if b not in self.bots]

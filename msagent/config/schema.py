@@ -108,6 +108,8 @@ class TrainConfig(Section):
                 if is_script_ref(entry.role):
                     entry.role = _resolved_ref(entry.role, base)
                     check_role(entry.role)
+                if entry.agent is not None:
+                    entry.agent = str(resolve_script(entry.agent, base))
             if value.psro is not None and is_script_ref(value.psro.solver):
                 value.psro.solver = _resolved_ref(value.psro.solver, base)
             if isinstance(info.data.get("algorithm"), AlgorithmSection):  # else: its own error
@@ -140,6 +142,12 @@ class TrainConfig(Section):
     def ppo_config(self) -> PPOConfig:
         """PPO's hyperparameters: the ``[algorithm]`` keys set, ``seed`` from ``run.seed``."""
         return self.algorithm.ppo_config(seed=self.run.seed)
+
+    def agent_of(self, player: str) -> Path:
+        """A league player's agent script (its network): its entry's ``agent``, else
+        ``[scripts] agent`` (also for PSRO's players and a single-policy run)."""
+        entry = self.league.entry_of(player) if self.league is not None else None
+        return Path(entry.agent) if entry is not None and entry.agent else self.scripts.agent
 
     def player_algorithm(self, player: str) -> AlgorithmSection:
         """A league player's algorithm: its entry's own ``algorithm`` keys over

@@ -106,8 +106,8 @@ def load_run_policy(run_dir: str | Path,
     if policy_id not in players:
         raise UserError(f"unknown policy {policy_id!r}: the newest checkpoint of {path} has "
                         f"the policies {', '.join(players)}")
-    sc = cfg.scripts
-    policy = build_policy(str(sc.env), str(sc.agent), dict(cfg.env), cfg.run.seed)
+    policy = build_policy(str(cfg.scripts.env), str(cfg.agent_of(policy_id)), dict(cfg.env),
+                          cfg.run.seed)
     policy.set_weights(_weights(found, policy_id))
     policy.invalidate_cache()
     source = {"run_dir": str(path), "policy": policy_id, "checkpoint_step": found.step,

@@ -13,18 +13,19 @@ class PolicyCache:
     """Keeps the ``size`` most recently used snapshots; ``misses`` counts the pulls.
 
     Args:
-        build: Makes a fresh policy of the right shape (weights are then loaded into it).
+        build: Makes a fresh policy of a policy id's shape (its weights are then loaded into
+            it); league players may have networks of their own.
         pull: The weights of a snapshot (e.g. from the model pool).
         size: Snapshots kept; the least recently used one is dropped beyond it.
     """
 
-    def __init__(self, build: Callable[[], Policy], pull: Callable[[ModelKey], Weights],
+    def __init__(self, build: Callable[[str], Policy], pull: Callable[[ModelKey], Weights],
                  size: int = 8) -> None:
         if size < 1:
             raise ValueError(f"a policy cache needs size >= 1, got {size}")
         self.build, self.pull, self.size = build, pull, size
         self._policies: OrderedDict[ModelKey, Policy] = OrderedDict()
-        self._spare: list[Policy] = []
+        self._spare: dict[str, list[Policy]] = {}  # evicted policies, by policy id (shape)
         self.misses = 0
 
     def get(self, key: ModelKey) -> Policy:
@@ -34,11 +35,13 @@ class PolicyCache:
             self._policies.move_to_end(key)
             return policy
         self.misses += 1
-        policy = self._spare.pop() if self._spare else self.build()
+        spare = self._spare.get(key.policy_id)
+        policy = spare.pop() if spare else self.build(key.policy_id)
         policy.set_weights(self.pull(key))
         self._policies[key] = policy
         while len(self._policies) > self.size:
-            self._spare.append(self._policies.popitem(last=False)[1])
+            old, evicted = self._policies.popitem(last=False)
+            self._spare.setdefault(old.policy_id, []).append(evicted)
         return policy
 
     def __contains__(self, key: ModelKey) -> bool:

@@ -24,7 +24,7 @@ from msagent.services.looping import Looping, Stoppable
 from msagent.train.resume import ResumePlan, plan_resume
 from msagent.train.signals import STOP_FILE_REASON, StopFile, StopSignals
 from msagent.train.feed_watch import FeedWatch
-from msagent.train.initial_weights import fresh_weights
+from msagent.train.initial_weights import build_each_network
 from msagent.train.placement import new_instances, placement_lines, placements_of
 from msagent.train.league_watch import LeagueWatch
 from msagent.train.solo_watch import RunWatch, SoloWatch
@@ -76,7 +76,7 @@ def _train(cfg: TrainConfig, run_dir: RunDir | None, plan: ResumePlan | None) ->
     if plan is None and not cfg.run.address:
         # the policy built once here: a broken script fails now, alike in both modes, before
         # Ray or any service starts (resume: checked; a cluster's driver may lack the game)
-        fresh_weights(cfg)
+        build_each_network(cfg)
     stop_file = StopFile(run_dir.stop_path if run_dir else None)  # before the slow start-up
     owns_backend = state.installed() is None
     msagent.init(backend="inline" if cfg.run.mode == "local" else "ray",

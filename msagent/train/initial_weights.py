@@ -34,11 +34,10 @@ def initial_weights(cfg: TrainConfig) -> dict[str, Weights]:
     if cfg.league is None:
         return {}
     found: dict[str, Weights] = {}
-    now: Weights | None = None
     for entry in cfg.league.players:
         if entry.init is None:
             continue
-        now = fresh_weights(cfg) if now is None else now
+        now = fresh_weights(cfg, entry.ids()[0])  # this entry's network
         for pid in entry.ids():
             weights = load_weights(entry.init, entry.init_player or pid)
             problem = mismatch(weights, now)
@@ -48,10 +47,19 @@ def initial_weights(cfg: TrainConfig) -> dict[str, Weights]:
     return found
 
 
-def fresh_weights(cfg: TrainConfig) -> Weights:
-    """The weights of the policy the run's scripts build now (to check saved ones against)."""
-    sc = cfg.scripts
-    return build_policy(str(sc.env), str(sc.agent), dict(cfg.env), cfg.run.seed).get_weights()
+def fresh_weights(cfg: TrainConfig, player: str = "main") -> Weights:
+    """The weights of ``player``'s policy as the run's scripts build it now (to check saved
+    ones against)."""
+    return build_policy(str(cfg.scripts.env), str(cfg.agent_of(player)), dict(cfg.env),
+                        cfg.run.seed).get_weights()
+
+
+def build_each_network(cfg: TrainConfig) -> None:
+    """Build each agent script's network once (a league's players may have their own), so a
+    broken script fails before any service starts."""
+    players = cfg.league.player_ids() if cfg.league is not None else ["main"]
+    for player in {cfg.agent_of(p): p for p in players}.values():
+        fresh_weights(cfg, player)
 
 
 def load_weights(path: str | Path, player: str) -> Weights:

@@ -87,6 +87,7 @@ def _check_fits(cfg: TrainConfig, found: Checkpoint, path: str, player: str | No
         raise ConfigError(f"cannot resume from {path}: it has no learner of player {player!r} "
                           f"(it has {sorted(found.state['learners'])})")
     saved = policy_weights(found.tensors, found.state, player)
-    problem = mismatch(saved, fresh_weights(cfg))
+    problem = mismatch(saved, fresh_weights(cfg, player or "main"))
     if problem:
-        raise ConfigError(f"cannot resume from {path}: {problem}")
+        raise ConfigError(f"cannot resume from {path}: "
+                          + (f"player {player!r}: " if player else "") + problem)

@@ -196,3 +196,16 @@ def test_a_player_s_anneal_lr_decays_over_the_run_s_time() -> None:
                'algorithm={name="impala", anneal_lr=true}}]')
     cfg = load_config(EXAMPLES / "kuhn_league.toml", [players, "run.stop.time_s=90"])
     assert cfg.player_algorithm("main").ppo_config().anneal_s == 90.0
+
+
+def test_a_player_s_agent_is_resolved_and_psro_refuses_one() -> None:
+    players = ('league.players=[{id="main", role="main"}, {id="x", role="main_exploiter", '
+               'agent="tictactoe/tictactoe_mlp_agent.py"}]')
+    cfg = load_config(EXAMPLES / "tictactoe_league.toml", [players])
+    assert cfg.agent_of("x") == EXAMPLES / "tictactoe" / "tictactoe_mlp_agent.py"
+    assert cfg.agent_of("main") == cfg.scripts.agent
+    with pytest.raises(ConfigError, match="script file not found"):
+        load_config(EXAMPLES / "tictactoe_league.toml", [players.replace("mlp", "nope")])
+    with pytest.raises(ConfigError, match="agent and algorithm are not used under"):
+        load_config(EXAMPLES / "kuhn_psro_rl.toml",
+                    ['league.players=[{id="main", agent="openspiel/openspiel_agent.py"}]'])

@@ -27,7 +27,7 @@ def test_frozen_snapshots_act_greedily_only_when_asked(inline_only: str, central
     publish(params_topic("main"), trainable.get_weights())
     if central:
         launch(InferenceServer, args=(SCRIPTS,))
-    acting = Acting(["main"], None if central else lambda: cartpole_policy(0), {}, 4, central,
+    acting = Acting(["main"], None if central else lambda _: cartpole_policy(0), {}, 4, central,
                     frozen_greedy=frozen_greedy)
     obs = cartpole_obs(ROWS, seed=5)
     snapshot, player = PolicyRef.snapshot(key), PolicyRef.player("main")

@@ -12,6 +12,8 @@ from typing import Any
 import pytest
 
 from msagent.config import TrainConfig, dump_config, load_config
+from msagent.evaluate import evaluate_run
+from msagent.exporting.run_export import export_run
 from msagent.model_pool.stores.spilling import SPILL_SUFFIX
 from msagent.rundir import RunDir
 from msagent.rundir.directory import SPILL_NAME
@@ -80,21 +82,28 @@ def test_a_seeded_league_grows_and_its_main_agent_beats_the_random_bot(
     assert sum(saved[s]["losing"] for s in (0, 1)) < 0.8 * sum(first), (saved, first)
 
 
-MIXED_ALGORITHMS = (
-    'league.players=[{id = "main", role = "main", env_share = 10}, '
-    '{id = "main_exploiter", role = "main_exploiter", algorithm = {script = '
-    f'{json.dumps(str(EXAMPLES / "algorithms" / "kl_pg.py"))}, settings = '
-    '{lr = 0.003, kl_coef = 0.05}}}, '
-    '{id = "league_exploiter", role = "league_exploiter", '
-    'algorithm = {name = "impala", lr = 0.0005}}]')
-"""The example's players, each learning with another algorithm: main with the run's PPO, the
-main exploiter with the example user algorithm, the league exploiter with IMPALA."""
+def mixed_players(tmp_path: Path) -> str:
+    """The example's players, each with its own network and algorithm: main with the run's
+    CNN and PPO, the main exploiter with the example MLP and user algorithm, the league
+    exploiter with a smaller MLP and IMPALA."""
+    (tmp_path / "small_agent.py").write_text(MLP_AGENT.replace(
+        "NetworkConfig(hidden=(32,))", "NetworkConfig(hidden=(16,), flatten=True)"))
+    mlp = EXAMPLES / "tictactoe" / "tictactoe_mlp_agent.py"
+    kl_pg = EXAMPLES / "algorithms" / "kl_pg.py"
+    return ('league.players=[{id = "main", role = "main", env_share = 10}, '
+            f'{{id = "main_exploiter", role = "main_exploiter", agent = {json.dumps(str(mlp))}, '
+            f'algorithm = {{script = {json.dumps(str(kl_pg))}, '
+            'settings = {lr = 0.003, kl_coef = 0.05}}}, '
+            '{id = "league_exploiter", role = "league_exploiter", '
+            f'agent = {json.dumps(str(tmp_path / "small_agent.py"))}, '
+            'algorithm = {name = "impala", lr = 0.0005}}]')
 
 
 def algorithm_states(run_dir: RunDir, step: int) -> dict[str, dict[str, Any]]:
     """Each player's algorithm state in checkpoint ``step``."""
     found = run_dir.load_checkpoint(step)
-    return {p: unflatten_state(*_part(found, p))["ppo"] for p in found.state["learners"]}
+    return {p: {**(state := unflatten_state(*_part(found, p)))["ppo"], "policy": state["policy"]}
+            for p in found.state["learners"]}
 
 
 def _part(found: Any, player: str) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -105,7 +114,12 @@ def _part(found: Any, player: str) -> tuple[dict[str, Any], dict[str, Any]]:
 
 def _check_mixed(states: dict[str, dict[str, Any]]) -> None:
     """Each player's state is its own algorithm's: only the user algorithm keeps a reference
-    network, and the league exploiter's optimizer has its own learning rate."""
+    network, the league exploiter's optimizer has its own learning rate; each network is its
+    agent script's (the CNN's first layer, 64 and 16 units)."""
+    assert "actor.0.convs.0.weight" in states["main"]["policy"]
+    first = {p: tuple(states[p]["policy"]["actor.0.weight"].shape)
+             for p in ("main_exploiter", "league_exploiter")}
+    assert first == {"main_exploiter": (64, 18), "league_exploiter": (16, 18)}, first
     assert "reference" in states["main_exploiter"], list(states["main_exploiter"])
     assert "reference" not in states["main"] and "reference" not in states["league_exploiter"]
     lrs = {p: s["optimizer"]["param_groups"][0]["lr"] for p, s in states.items()}
@@ -116,10 +130,10 @@ def _check_mixed(states: dict[str, dict[str, Any]]) -> None:
 @pytest.mark.slow
 def test_resume_restores_the_league_exactly_and_versions_go_on(inline_only: str,
                                                                 tmp_path: Path) -> None:
-    """Its players learn with three algorithms (the run's, a user's, IMPALA): each resumes
-    its own algorithm's state."""
+    """Its players have three networks and learn with three algorithms (the run's, a user's,
+    IMPALA): each resumes its own; the run's players are then evaluated and exported."""
     cfg = league_config(tmp_path, "local", "run.stop.time_s=300", "services.evaluator.num=0",
-                        MIXED_ALGORITHMS,
+                        mixed_players(tmp_path),
                         *(f"league.roles.{role}.snapshot_every_updates=2" for role in ROLES))
     run_dir = RunDir.create(cfg.run.root, cfg.run.name)
     # each run is stopped (STOP file) once what is checked has happened, not after a fixed time
@@ -141,6 +155,12 @@ def test_resume_restores_the_league_exactly_and_versions_go_on(inline_only: str,
     assert before <= {h["ref"] for h in again["historical"]}  # no snapshot forgotten
     assert again["reported"] > plan.league["reported"]  # counts went on from the saved ones
     _check_mixed(algorithm_states(run_dir, run_dir.checkpoints.latest(LEAGUE_REQUIRED_KEYS).step))
+    # the CLI's evaluate and export build each player's own network from the saved config
+    run_dir.write_config(dump_config(cfg))  # as `msagent train` does
+    played = evaluate_run(run_dir.path, "main_exploiter", opponent="league_exploiter", games=4)
+    assert played.games == 4
+    exported = export_run(run_dir.path, "league_exploiter")
+    assert exported.parity < 1e-4 and exported.info["source"]["policy"] == "league_exploiter"
 
 
 def _beats_random(run_dir: RunDir) -> bool:

@@ -34,7 +34,7 @@ class Acting:
 
     Args:
         players: The trainable players whose topics are followed.
-        build: Makes a fresh policy of the game's shape (None in central mode).
+        build: Makes a fresh policy of a policy id's shape (None in central mode).
         bots: Bot name -> bot (``msagent.envs.bots.load_bots``).
         cache_size: Snapshots kept in the local LRU cache.
         central: Ask the inference servers instead of acting locally.
@@ -43,7 +43,7 @@ class Acting:
             players sample (PSRO's ``member_play = "greedy"``).
     """
 
-    def __init__(self, players: list[str], build: Callable[[], Policy] | None,
+    def __init__(self, players: list[str], build: Callable[[str], Policy] | None,
                  bots: dict[str, Any], cache_size: int, central: bool,
                  deterministic: bool = False, frozen_greedy: bool = False) -> None:
         self.central, self.deterministic = central, deterministic
@@ -53,7 +53,7 @@ class Acting:
         if central:
             self._subs = {p: subscribe(params_topic(p), values=False) for p in players}
         else:
-            self._followers = {p: PolicyFollower(build(), p) for p in players}
+            self._followers = {p: PolicyFollower(build(p), p) for p in players}
             self.cache = PolicyCache(build, pull_weights, cache_size)
         self.stop = threading.Event()
 

@@ -121,7 +121,8 @@ def worker_acting(settings: WorkerSettings, plan: WorkerPlan, seed: int) -> Acti
     the worker's start, not its first step)."""
     sc, league = settings.scripts, settings.league
     build = None if settings.central else (
-        lambda: build_policy(sc.env_script, sc.agent_script, sc.env_params, seed))
+        lambda policy_id: build_policy(sc.env_script, sc.agent_for(policy_id), sc.env_params,
+                                       seed))
     bots = load_bots(dict(league.bots) if league else {},
                      lambda: game_action_space(sc.env_script, sc.env_params), seed)
     cache = league.cache_size if league else 1

@@ -102,8 +102,8 @@ class Evaluator(Looping):
         """Follow the player's parameters; play; keep and report the results."""
         sc, seed = self.s.scripts, self.s.scripts.seed + 7919 * (self.index + 1)
 
-        def build():
-            return build_policy(sc.env_script, sc.agent_script, sc.env_params, seed)
+        def build(policy_id: str) -> Any:
+            return build_policy(sc.env_script, sc.agent_for(policy_id), sc.env_params, seed)
 
         bots = load_bots(self.s.bots, lambda: game_action_space(sc.env_script, sc.env_params),
                          seed)
@@ -111,7 +111,7 @@ class Evaluator(Looping):
                         deterministic=self.s.deterministic)
         acting.stop = self._stop
         if self.s.average_snapshots > 1:
-            acting.follow_with(self.s.player, SnapshotAverage(build(), self.s.player,
+            acting.follow_with(self.s.player, SnapshotAverage(build(self.s.player), self.s.player,
                                                               self.s.average_snapshots))
         acting.wait_for(self.s.player, 1)
         make = game_factory(sc.env_script, sc.env_params)

@@ -58,8 +58,9 @@ class MetaEvaluator(Looping):
         """Ask for a task, play it, report it; rest while there is none."""
         sc = self.s.scripts
         seed = sc.seed + 104729 * (self.index + 1)
-        acting = Acting([], lambda: build_policy(sc.env_script, sc.agent_script, sc.env_params,
-                                                 seed), {}, self.s.cache_size, False,
+        acting = Acting([], lambda pid: build_policy(sc.env_script, sc.agent_for(pid),
+                                                     sc.env_params, seed), {},
+                        self.s.cache_size, False,
                         frozen_greedy=self.s.greedy)
         tables = self._tables(seed)
         make = game_factory(sc.env_script, sc.env_params)

@@ -56,7 +56,7 @@ class InferenceServer:
             follower = self._followers.get(policy_id)
             if follower is None:
                 follower = self._followers[policy_id] = PolicyFollower(
-                    self._build(), policy_id, background=True)
+                    self._build(policy_id), policy_id, background=True)
             follower.wait_for(min_version, self._stop) if min_version > follower.version \
                 else follower.refresh()
             return follower.policy, ModelKey(policy_id, follower.version)
@@ -66,10 +66,11 @@ class InferenceServer:
         """A frozen snapshot from the LRU cache, pulled from the model pool on a miss."""
         return self._frozen.get(key)
 
-    def _build(self) -> Any:
-        """A fresh policy of the user's shape, on the server's device."""
+    def _build(self, policy_id: str) -> Any:
+        """A fresh policy of ``policy_id``'s shape, on the server's device."""
         s = self.scripts
-        return build_policy(s.env_script, s.agent_script, s.env_params, s.seed).to(self.device)
+        return build_policy(s.env_script, s.agent_for(policy_id), s.env_params,
+                            s.seed).to(self.device)
 
 
 

@@ -99,7 +99,8 @@ class Learner:
     def __init__(self, settings: LearnerSettings) -> None:
         self.s = settings
         sc = settings.scripts
-        policy = build_policy(sc.env_script, sc.agent_script, sc.env_params, sc.seed)
+        policy = build_policy(sc.env_script, sc.agent_for(settings.policy_id), sc.env_params,
+                              sc.seed)
         device = resolve_device(settings.device)
         self.ppo = build_algorithm(settings, policy.to(device))
         if device.type != "cpu":

@@ -56,8 +56,8 @@ class Publisher:
             from msagent.user_scripts import build_policy
 
             sc = self.scripts
-            self._cpu_policy = build_policy(sc.env_script, sc.agent_script, sc.env_params,
-                                            sc.seed)
+            self._cpu_policy = build_policy(sc.env_script, sc.agent_for(self.policy_id),
+                                            sc.env_params, sc.seed)
         self._cpu_policy.set_weights(policy.get_weights())
         self._cpu_policy.invalidate_cache()
         return self._cpu_policy
