@@ -11,6 +11,7 @@ import math
 from collections.abc import Callable
 from typing import Any
 
+from msagent.dashboard.players import player_labels
 from msagent.dashboard.reader import RunFiles
 
 SECTIONS = ("ladder", "payoff", "timeline", "lineage", "psro")
@@ -23,7 +24,7 @@ def run_view(files: RunFiles, run_id: str) -> dict[str, Any]:
     league = state.get("league") if isinstance(state.get("league"), dict) else None
     view: dict[str, Any] = {"id": run_id, "facts": facts(files, state), "warnings": files.warnings}
     builders: dict[str, Callable[[], Any]] = {
-        "ladder": lambda: ladder(league) if league else None,
+        "ladder": lambda: ladder(league, player_labels(files.config)) if league else None,
         "payoff": lambda: payoff(league) if league else None,
         "timeline": lambda: timeline(files.timeline, league),
         "lineage": lambda: lineage(league) if league else None,
@@ -64,8 +65,10 @@ def participants(league: dict[str, Any]) -> list[str]:
     return list(dict.fromkeys(ids))
 
 
-def ladder(league: dict[str, Any]) -> list[dict[str, Any]]:
-    """One row per participant, best Elo first: kind, role, parent, ratings, games, win rate."""
+def ladder(league: dict[str, Any], labels: dict[str, str] | None = None) -> list[dict[str, Any]]:
+    """One row per participant, best Elo first: kind, role, parent, ratings, games, win rate,
+    and (``labels``, by player) the network and algorithm it was trained with."""
+    labels = labels or {}
     elo = _elo_of(league)
     skill = league.get("openskill", {}).get("ratings", {})
     totals = _field_totals(league)
@@ -82,7 +85,8 @@ def ladder(league: dict[str, Any]) -> list[dict[str, Any]]:
             "parent": info.get("parent"), "created_s": info.get("created_s"),
             "resets": info.get("resets"), "elo": elo(pid),
             "mu": mu, "sigma": sigma, "ordinal": None if mu is None else mu - 3 * sigma,
-            "games": games, "win_rate": (wins + 0.5 * draws) / games if games else None})
+            "games": games, "win_rate": (wins + 0.5 * draws) / games if games else None,
+            "network": labels.get(info.get("owner", pid))})
     return sorted(rows, key=lambda r: _by_elo(elo, r["id"]))
 
 

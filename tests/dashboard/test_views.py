@@ -9,6 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from msagent.dashboard.players import player_labels
 from msagent.dashboard.reader import read_run, read_timeline, stamp, thin
 from msagent.dashboard.synthetic import synthetic_league, write_synthetic_run
 from msagent.dashboard.views import ladder, lineage, payoff, psro, run_view
@@ -147,3 +148,42 @@ def test_stamp_changes_when_the_feed_is_rewritten(tmp_path: Path) -> None:
     before = stamp(path)
     RunFeed(path).append({"progress": {"env_steps": 1}})
     assert stamp(path) != before
+
+
+MIXED_CONFIG = '''
+[scripts]
+env = "/x/tictactoe_env.py"
+agent = "/x/tictactoe_agent.py"
+
+[algorithm]
+lr = 0.001
+
+[[league.players]]
+id = "main"
+role = "main"
+
+[[league.players]]
+id = "main_exploiter"
+role = "main_exploiter"
+agent = "/x/tictactoe_mlp_agent.py"
+algorithm = { script = "/x/algorithms/kl_pg.py" }
+
+[[league.players]]
+id = "league_exploiter"
+role = "league_exploiter"
+count = 2
+algorithm = { name = "impala" }
+'''
+
+
+def test_the_ladder_names_each_player_s_network_and_algorithm(league: dict) -> None:
+    """From the run's saved config: a player's own agent script and algorithm, else the run's;
+    its snapshots show their owner's."""
+    league = {**league, "players": league["players"] + [
+        {"id": f"league_exploiter_{i}", "role": "league_exploiter"} for i in range(2)]}
+    labels = player_labels(MIXED_CONFIG)
+    by_id = {r["id"]: r for r in ladder(league, labels)}
+    assert by_id["main"]["network"] == by_id["main:20"]["network"] == "tictactoe_agent · ppo"
+    assert by_id["main_exploiter"]["network"] == "tictactoe_mlp_agent · kl_pg"
+    assert by_id["league_exploiter_1"]["network"] == "tictactoe_agent · impala"
+    assert player_labels("not [toml") == {} and player_labels("[scripts]\nagent='a.py'") == {}

@@ -161,7 +161,8 @@ function renderLadder(rows) {
     const skill = r.mu === null ? "–" : `${fmt(r.mu, 2)} ± ${fmt(r.sigma, 2)}`;
     const role = r.role ? r.role + (r.resets ? ` (${r.resets} resets)` : "") : "–";
     for (const cell of [i + 1, r.id, r.kind, role, fmt(r.elo), skill, fmt(r.games, 1),
-                        r.win_rate === null ? "–" : `${fmt(100 * r.win_rate, 1)} %`, r.parent || "–"]) {
+                        r.win_rate === null ? "–" : `${fmt(100 * r.win_rate, 1)} %`, r.parent || "–",
+                        r.network || "–"]) {
       tr.append(el("td", cell));
     }
     tr.children[4].dataset.elo = r.elo;
