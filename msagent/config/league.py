@@ -31,6 +31,7 @@ from typing import Annotated, Any, Literal
 from pydantic import Field, field_validator, model_validator
 
 from msagent.config.base import Section
+from msagent.config.custom_services import ResourcesSection
 from msagent.config.psro import PSROSection
 from msagent.league.matchmaking import WEIGHTINGS
 from msagent.league.settings import (
@@ -43,6 +44,30 @@ PSRO_SEATS = 2
 """Seats PSRO's per-seat best responses are made for (``symmetric = false``)."""
 _ID = re.compile(r"^[A-Za-z_][A-Za-z0-9_.-]*$")
 """Player ids and bot names: no ``:`` (participant ids use it for versions and bots)."""
+
+
+class PlayerLearnerSection(Section):
+    """A league player's own ``[services.learner]`` keys (the others are the run's), for a
+    player whose algorithm learns otherwise, e.g. off-policy from a replay table.
+
+    Attributes:
+        max_policy_lag: Fragments older than this many versions are dropped (an off-policy
+            learner replaying its table: a large number).
+        batch_fragments: Fragments drawn per update (default: the league's one batch size).
+        queued_batches: Batches its table may hold before env workers wait to ship more.
+        device: Where it trains (``cpu``, ``cuda``, ``cuda:N``, ``auto``).
+        resources: Where it runs on a Ray cluster (Ray actor options).
+    """
+
+    max_policy_lag: int | None = Field(None, ge=0)
+    batch_fragments: int | None = Field(None, ge=1)
+    queued_batches: int | None = Field(None, ge=0)
+    device: str | None = None
+    resources: ResourcesSection | None = None
+
+    def overrides(self) -> dict[str, object]:
+        """The keys set, to lay over ``[services.learner]``."""
+        return {k: getattr(self, k) for k in self.model_fields_set if getattr(self, k) is not None}
 
 
 class LeaguePlayerSection(Section):
@@ -65,6 +90,10 @@ class LeaguePlayerSection(Section):
             (default: this entry's own id).
         agent: This entry's own agent script (its network; relative to the TOML): its
             snapshots keep it; unset, ``[scripts] agent``.
+        learner: This entry's own learner keys (:class:`PlayerLearnerSection`).
+        buffer: This entry's own ``[services.buffer]`` keys for its players' tables (an
+            inline table: ``buffer = { sampler = "uniform", max_times_sampled = 8 }``), over
+            the run's.
         algorithm: This entry's own ``[algorithm]`` keys (an inline table: ``algorithm = {
             lr = 0.0003 }``): each key overrides the run's ``[algorithm]``; naming another
             algorithm (its ``name`` or ``script``) starts from that one's defaults instead.
@@ -78,6 +107,8 @@ class LeaguePlayerSection(Section):
     init: str | None = None
     init_player: str | None = None
     agent: str | None = None
+    learner: PlayerLearnerSection | None = None
+    buffer: dict[str, Any] | None = None
     algorithm: dict[str, Any] | None = None
 
     @field_validator("init")
@@ -227,10 +258,11 @@ class LeagueSection(Section):
         if self.psro is not None and any(p.init for p in self.players):
             raise ValueError("[[league.players]] init is not used under [league.psro]: its "
                              "best responses start from PSRO's own population (br_init)")
-        if self.psro is not None and any(p.agent or p.algorithm for p in self.players):
-            raise ValueError("[[league.players]] agent and algorithm are not used under "
-                             "[league.psro]: its best responses share [scripts] agent and "
-                             "[algorithm]")
+        if self.psro is not None and any(p.agent or p.algorithm or p.learner or p.buffer
+                                         for p in self.players):
+            raise ValueError("[[league.players]] agent, algorithm, learner and buffer are not "
+                             "used under [league.psro]: its best responses share [scripts] "
+                             "agent, [algorithm] and [services]")
         if not any(p.role == MAIN for p in self.players):
             raise ValueError("[[league.players]] needs at least one player with role = 'main'")
         unknown = [b for b in self.roles.main.bot_opponents if b not in self.bots]

@@ -47,6 +47,10 @@ def key_path(loc: Iterable[Any], model: type[BaseModel]) -> tuple[str, type[Base
     for item in loc:
         if current is None:
             break
+        if isinstance(current, _ListOf) and isinstance(item, int):  # an array of tables
+            parts[-1] += f"[{item}]"
+            current = current.model
+            continue
         parts.append(str(item))
         parent = current if _is_model(current) else None
         current = _child(current, item)
@@ -63,7 +67,16 @@ def _child(current: Any, item: Any) -> Any:
     annotation = _unwrap_optional(field.annotation)
     if _is_model(annotation):
         return annotation
+    if typing.get_origin(annotation) is list and _is_model(typing.get_args(annotation)[0]):
+        return _ListOf(typing.get_args(annotation)[0])
     return _FREE_FORM if typing.get_origin(annotation) is dict else None
+
+
+class _ListOf:
+    """Marks an array of tables (``[[league.players]]``): the next location item is an index."""
+
+    def __init__(self, model: type[BaseModel]) -> None:
+        self.model = model
 
 
 def _explain(error: dict[str, Any], parent: type[BaseModel] | None, key: str) -> str:

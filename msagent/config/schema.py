@@ -114,6 +114,9 @@ class TrainConfig(Section):
                 value.psro.solver = _resolved_ref(value.psro.solver, base)
             if isinstance(info.data.get("algorithm"), AlgorithmSection):  # else: its own error
                 _check_player_algorithms(value, info.data["algorithm"], info)
+            if isinstance(info.data.get("services"), ServicesSection):
+                for entry in value.players:
+                    _player_buffer(entry.id, info.data["services"].buffer, entry.buffer)
         return value
 
     @model_validator(mode="before")
@@ -149,6 +152,24 @@ class TrainConfig(Section):
         entry = self.league.entry_of(player) if self.league is not None else None
         return Path(entry.agent) if entry is not None and entry.agent else self.scripts.agent
 
+    def player_learner(self, player: str) -> LearnerSection:
+        """A league player's learner settings: its entry's ``learner`` keys over
+        ``[services.learner]``."""
+        entry = self.league.entry_of(player) if self.league is not None else None
+        if entry is None or entry.learner is None:
+            return self.services.learner
+        return self.services.learner.model_copy(update=entry.learner.overrides())
+
+    def player_buffer(self, player: str) -> BufferSection:
+        """A league player's table settings: its entry's ``buffer`` keys over
+        ``[services.buffer]``."""
+        entry = self.league.entry_of(player) if self.league is not None else None
+        return _player_buffer(player, self.services.buffer, entry.buffer if entry else None)
+
+    def player_table_config(self, player: str, name: str) -> TableConfig:
+        """A league player's table, seeded from ``run.seed``."""
+        return self.player_buffer(player).table_config(name, seed=self.run.seed)
+
     def player_algorithm(self, player: str) -> AlgorithmSection:
         """A league player's algorithm: its entry's own ``algorithm`` keys over
         ``[algorithm]`` (the run's table for players without any, and PSRO's)."""
@@ -176,6 +197,23 @@ def _time_s(data: dict[str, Any]) -> Any:
     """``run.stop.time_s`` of raw config data (None when absent or not a table)."""
     stop = (data.get("run") or {}).get("stop") if isinstance(data.get("run"), dict) else None
     return stop.get("time_s") if isinstance(stop, dict) else None
+
+
+def _player_buffer(player: str, run: BufferSection, own: dict[str, Any] | None) -> BufferSection:
+    """The run's buffer table with a player's own keys laid over it (checked, naming the
+    player); the buffer's ``num`` and ``resources`` stay the run's."""
+    if not own:
+        return run
+    service = sorted({"num", "resources"} & set(own))
+    if service:
+        raise ValueError(f"league.players {player!r}: buffer.{service[0]}: one buffer service "
+                         "holds every player's table; set it in [services.buffer]")
+    try:
+        return BufferSection.model_validate({**run.model_dump(), **own})
+    except ValidationError as exc:
+        found = describe(exc, BufferSection, "").splitlines()[1:]
+        raise ValueError(f"league.players {player!r}: " + "; ".join(
+            "buffer." + line.strip() for line in found)) from None
 
 
 def _check_player_algorithms(league: LeagueSection, run: AlgorithmSection,

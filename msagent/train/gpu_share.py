@@ -29,10 +29,11 @@ def wants_gpu(device: str) -> bool:
     return torch.cuda.is_available()
 
 
-def gpu_instances(cfg: TrainConfig, players: int) -> int:
-    """Learner and inference-server instances of the run that ask for a GPU share."""
+def gpu_instances(cfg: TrainConfig, learners: list[Any]) -> int:
+    """Learner and inference-server instances of the run that ask for a GPU share
+    (``learners``: each player's learner section)."""
     sv = cfg.services
-    learners = sv.learner.num * players if _unset_gpu(sv.learner) else 0
+    learners = sum(sv.learner.num for section in learners if _unset_gpu(section))
     central = sv.inference.mode == "central"
     servers = sv.inference.num if central and _unset_gpu(sv.inference) else 0
     return learners + servers

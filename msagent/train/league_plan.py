@@ -46,6 +46,7 @@ def league_plan(cfg: TrainConfig, run: RunInfo) -> RunPlan:
     sv, league = cfg.services, cfg.league
     players, shares = league.player_ids(), league.env_shares()
     tables = {p: f"{cfg.table_config().name}/{p}" for p in players}
+    learners = {p: cfg.player_learner(p) for p in players}
     seats, exact, per_side = game_facts(policy_scripts(cfg))
     check_league_seats(league, seats)
     batches = {p: max(1, round(n * per_side)) for p, n in player_batches(
@@ -54,19 +55,19 @@ def league_plan(cfg: TrainConfig, run: RunInfo) -> RunPlan:
     # of the same size, not as often on tiny ones (the main job's exploiters, home in 4 of 48
     # slots, made 64-step updates nearly as often as main and took 40 % of a core from it)
     size = sv.learner.batch_fragments or max(batches.values())
-    per_update = dict.fromkeys(batches, size)
+    per_update = {p: learners[p].batch_fragments or size for p in batches}
     initial = initial_weights(cfg) if run.resume_step is None else {}
-    gpus = gpu_instances(cfg, len(players))
+    gpus = gpu_instances(cfg, list(learners.values()))
     return RunPlan(
         learners={p: Launch(Learner, name=f"Learner-{p}", num=sv.learner.num,
-                            resources=gpu_resources(sv.learner, gpus),
+                            resources=gpu_resources(learners[p], gpus),
                             args=(_learner_settings(cfg, run, p, tables[p], per_update[p],
                                                     initial.get(p)),)) for p in players},
         league=Launch(LeagueService, resources=resources_of(sv.league),
                       args=(league.to_settings(), cfg.run.seed, seats, run.league_state,
                             sv.model_pool.url, run.run_id, cfg.callbacks.settings())),
         workers=workers_launch(cfg, _worker_settings(cfg, run, tables, per_update)),
-        buffer=buffer_launch(cfg, [cfg.table_config(t) for t in tables.values()]),
+        buffer=buffer_launch(cfg, [cfg.player_table_config(p, t) for p, t in tables.items()]),
         model_pool=model_pool_launch(cfg, run), batches=batches,
         fixed_batch=True,  # async learners: no round to wait for when a worker is lost
         inference=inference_launch(cfg, gpus) if sv.inference.mode == "central" else None,
@@ -88,8 +89,10 @@ def _worker_settings(cfg: TrainConfig, run: RunInfo, tables: dict[str, str],
         table=cfg.table_config().name, central=sv.inference.mode == "central", sync=False,
         generation=run.generation, league=seats,
         restart_failed_envs=sv.env_worker.restart_failed_envs,
-        table_room={tables[p]: queue_room(sv.learner, n) for p, n in per_update.items()},
-        rate_limited=tuple(tables.values()) if sv.buffer.samples_per_insert > 0 else ())
+        table_room={tables[p]: queue_room(cfg.player_learner(p), n)
+                    for p, n in per_update.items()},
+        rate_limited=tuple(t for p, t in tables.items()
+                           if cfg.player_buffer(p).samples_per_insert > 0))
 
 
 def check_league_seats(league: LeagueSection, seats: int) -> None:
@@ -131,8 +134,8 @@ def _learner_settings(cfg: TrainConfig, run: RunInfo, player: str, table: str,
                       batch: int, initial: dict[str, Any] | None = None) -> LearnerSettings:
     """One player's learner: its table, its topic, snapshots as the league orders, and the
     weights it starts from (None: a fresh network)."""
-    sv = cfg.services.learner
-    group = group_settings(cfg, run, cfg.player_algorithm(player))
+    sv = cfg.player_learner(player)
+    group = group_settings(cfg, run, cfg.player_algorithm(player), sv)
     if player != "main":  # a league publishes its main agent for game clients
         group["publish"] = None
     return LearnerSettings(

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from msagent.config import AlgorithmSection, TrainConfig
+from msagent.config import AlgorithmSection, LearnerSection, TrainConfig
 from msagent.rundir.directory import SPILL_NAME
 from msagent.runtime import ServiceHandle
 from msagent.services.learner import PublishSettings
@@ -128,11 +128,11 @@ def resources_of(section: Any) -> Any:
     return section.resources.to_resources()
 
 
-def group_settings(cfg: TrainConfig, run: RunInfo,
-                   algorithm: AlgorithmSection | None = None) -> dict[str, Any]:
-    """The learner-group and algorithm fields of a player's ``LearnerSettings`` (``algorithm``:
-    the player's own, default the run's ``[algorithm]``)."""
-    sv, algorithm = cfg.services.learner, algorithm or cfg.algorithm
+def group_settings(cfg: TrainConfig, run: RunInfo, algorithm: AlgorithmSection | None = None,
+                   learner: LearnerSection | None = None) -> dict[str, Any]:
+    """The learner-group and algorithm fields of a player's ``LearnerSettings`` (``algorithm``
+    and ``learner``: the player's own, default the run's)."""
+    sv, algorithm = learner or cfg.services.learner, algorithm or cfg.algorithm
     return {"group_size": sv.num, "run_id": run.run_id, "generation": run.generation,
             "collective_timeout_s": sv.collective_timeout_s, "algorithm": algorithm.name,
             "publish": publish_settings(cfg), "device": sv.device,

@@ -28,7 +28,7 @@ def single_plan(cfg: TrainConfig, run: RunInfo) -> RunPlan:
     seats = game_seats(policy_scripts(cfg)) if playing else 1
     feeds = fragments_per_round(cfg, seats)
     batch = sv.learner.batch_fragments or sum(feeds.values())
-    gpus = gpu_instances(cfg, 1)
+    gpus = gpu_instances(cfg, [sv.learner])
     return RunPlan(
         learners={POLICY_ID: Launch(Learner, num=sv.learner.num,
                                     resources=gpu_resources(sv.learner, gpus),

@@ -206,6 +206,6 @@ def test_a_player_s_agent_is_resolved_and_psro_refuses_one() -> None:
     assert cfg.agent_of("main") == cfg.scripts.agent
     with pytest.raises(ConfigError, match="script file not found"):
         load_config(EXAMPLES / "tictactoe_league.toml", [players.replace("mlp", "nope")])
-    with pytest.raises(ConfigError, match="agent and algorithm are not used under"):
+    with pytest.raises(ConfigError, match="agent, algorithm, learner and buffer are not"):
         load_config(EXAMPLES / "kuhn_psro_rl.toml",
                     ['league.players=[{id="main", agent="openspiel/openspiel_agent.py"}]'])

@@ -72,7 +72,7 @@ def test_defaults_agree_with_the_settings_dataclasses() -> None:
 
 def test_unknown_role_lists_the_known_ones() -> None:
     text = _errors({"players": [{"id": "main"}, {"id": "x", "role": "boss"}]})
-    assert "players: unknown role 'boss'; expected one of ['main', 'main_exploiter', " \
+    assert "players[1].role: unknown role 'boss'; expected one of ['main', 'main_exploiter', " \
            "'league_exploiter']" in text
 
 
@@ -88,7 +88,7 @@ def test_a_main_agent_is_required() -> None:
 
 
 @pytest.mark.parametrize(("data", "key", "message"), [
-    ({"players": [{"id": "m", "count": 0}]}, "players", "greater than or equal to 1"),
+    ({"players": [{"id": "m", "count": 0}]}, "players[0].count", "greater than or equal to 1"),
     ({"roles": {"league_exploiter": {"reset_prob": 1.5}}}, "roles.league_exploiter.reset_prob",
      "less than or equal to 1"),
     ({"roles": {"main": {"snapshot_win_rate": -0.1}}}, "roles.main.snapshot_win_rate",
@@ -106,10 +106,12 @@ def test_a_main_agent_is_required() -> None:
     ({"min_games": 0}, "min_games", "greater than or equal to 1"),
     ({"payoff_decay": 0.5}, "(top level)",
      "min_games = 10 is never reached with payoff_decay = 0.5"),
-    ({"players": [{"id": "main:3"}]}, "players", "no ':'"),
-    ({"players": [{"id": "m", "seat_weights": [0, 0]}]}, "players", "not all 0"),
-    ({"players": [{"id": "m", "seat_weights": [1, -1]}]}, "players", "greater than or equal to 0"),
-    ({"players": [{"id": "m", "seat_weights": [1]}]}, "players", "one weight per seat"),
+    ({"players": [{"id": "main:3"}]}, "players[0].id", "no ':'"),
+    ({"players": [{"id": "m", "seat_weights": [0, 0]}]}, "players[0].seat_weights", "not all 0"),
+    ({"players": [{"id": "m", "seat_weights": [1, -1]}]}, "players[0].seat_weights",
+     "greater than or equal to 0"),
+    ({"players": [{"id": "m", "seat_weights": [1]}]}, "players[0].seat_weights",
+     "one weight per seat"),
     ({"bots": {"bot:x": "x.py"}}, "bots", "no ':'"),
 ])
 def test_bad_values_name_the_key_and_the_rule(data: dict[str, Any], key: str, message: str) -> None:

@@ -94,3 +94,29 @@ def test_each_league_player_learns_with_its_own_algorithm_keys(tmp_path: Path) -
     # the saved config names the same script from anywhere (its path made absolute)
     saved = cfg.to_toml_dict()["league"]["players"][2]["algorithm"]
     assert Path(saved["script"]).is_absolute() and saved["settings"] == {"kl_coef": 0.3}
+
+
+def test_a_player_s_own_learner_and_buffer_keys_shape_its_table_and_updates(
+        tmp_path: Path) -> None:
+    """A replaying player (as DQN wants): its table samples uniformly and rate-limits its
+    inserts, its learner keeps old fragments and draws its own batch; the others keep the
+    run's FIFO queues, lag and one batch size."""
+    players = ('league.players=[{id="main", role="main"}, '
+               '{id="main_exploiter", role="main_exploiter", '
+               'learner={max_policy_lag=1000000, batch_fragments=8}, '
+               'buffer={sampler="uniform", max_size=1600, max_times_sampled=8, '
+               'samples_per_insert=4}}, '
+               '{id="league_exploiter", role="league_exploiter"}]')
+    cfg = league_config(tmp_path, "local", players)
+    plan = plan_run(cfg, RunInfo())
+    tables = {t.name.rsplit("/", 1)[1]: t for t in plan.buffer.args[0]}
+    assert tables["main_exploiter"].sampler == "uniform"
+    assert tables["main_exploiter"].max_times_sampled == 8
+    assert tables["main"].sampler == tables["league_exploiter"].sampler == "fifo"
+    learners = {p: spec.args[0] for p, spec in plan.learners.items()}
+    assert learners["main_exploiter"].max_policy_lag == 1000000
+    assert learners["main"].max_policy_lag == learners["league_exploiter"].max_policy_lag == 20
+    assert learners["main_exploiter"].batch_fragments == 8
+    assert learners["main"].batch_fragments == learners["league_exploiter"].batch_fragments
+    worker = plan.workers.args[0]
+    assert worker.rate_limited == (worker.league.tables["main_exploiter"],)
