@@ -21,7 +21,7 @@ from msagent.config.base import Section
 from msagent.config.data import DataSection, PublishSection
 from msagent.config.general import (CallbacksSection, LoggingSection, RunSection,
                                     ScriptsSection, StopSection, _base_dir, resolve_script)
-from msagent.config.league import LeagueSection
+from msagent.config.league import LeaguePlayerSection, LeagueSection
 from msagent.config.messages import describe
 from msagent.league.roles import check_role
 from msagent.script_loader import is_script_ref
@@ -146,16 +146,20 @@ class TrainConfig(Section):
         """PPO's hyperparameters: the ``[algorithm]`` keys set, ``seed`` from ``run.seed``."""
         return self.algorithm.ppo_config(seed=self.run.seed)
 
+    def _entry(self, player: str) -> LeaguePlayerSection | None:
+        """The ``[[league.players]]`` entry of ``player`` (None: no league, or PSRO's)."""
+        return self.league.entry_of(player) if self.league is not None else None
+
     def agent_of(self, player: str) -> Path:
         """A league player's agent script (its network): its entry's ``agent``, else
         ``[scripts] agent`` (also for PSRO's players and a single-policy run)."""
-        entry = self.league.entry_of(player) if self.league is not None else None
+        entry = self._entry(player)
         return Path(entry.agent) if entry is not None and entry.agent else self.scripts.agent
 
     def player_learner(self, player: str) -> LearnerSection:
         """A league player's learner settings: its entry's ``learner`` keys over
         ``[services.learner]``."""
-        entry = self.league.entry_of(player) if self.league is not None else None
+        entry = self._entry(player)
         if entry is None or entry.learner is None:
             return self.services.learner
         return self.services.learner.model_copy(update=entry.learner.overrides())
@@ -163,7 +167,7 @@ class TrainConfig(Section):
     def player_buffer(self, player: str) -> BufferSection:
         """A league player's table settings: its entry's ``buffer`` keys over
         ``[services.buffer]``."""
-        entry = self.league.entry_of(player) if self.league is not None else None
+        entry = self._entry(player)
         return _player_buffer(player, self.services.buffer, entry.buffer if entry else None)
 
     def player_table_config(self, player: str, name: str) -> TableConfig:
@@ -173,7 +177,7 @@ class TrainConfig(Section):
     def player_algorithm(self, player: str) -> AlgorithmSection:
         """A league player's algorithm: its entry's own ``algorithm`` keys over
         ``[algorithm]`` (the run's table for players without any, and PSRO's)."""
-        entry = self.league.entry_of(player) if self.league is not None else None
+        entry = self._entry(player)
         if entry is None or entry.algorithm is None:
             return self.algorithm
         return AlgorithmSection.model_validate(anneal_over(player_keys(
@@ -208,30 +212,32 @@ def _player_buffer(player: str, run: BufferSection, own: dict[str, Any] | None) 
     if service:
         raise ValueError(f"league.players {player!r}: buffer.{service[0]}: one buffer service "
                          "holds every player's table; set it in [services.buffer]")
+    return _validated(player, "buffer", BufferSection, {**run.model_dump(), **own})
+
+
+def _validated(player: str, table: str, model: Any, data: dict[str, Any],
+               context: Any = None) -> Any:
+    """``model`` validated from a player's ``table`` keys; a failure becomes one line naming
+    the player and each bad key (``league.players 'x': buffer.max_size: ...``)."""
     try:
-        return BufferSection.model_validate({**run.model_dump(), **own})
+        return model.model_validate(data, context=context)
     except ValidationError as exc:
-        found = describe(exc, BufferSection, "").splitlines()[1:]
+        found = describe(exc, model, "").splitlines()[1:]
         raise ValueError(f"league.players {player!r}: " + "; ".join(
-            "buffer." + line.strip() for line in found)) from None
+            f"{table}." + line.strip() for line in found)) from None
 
 
 def _check_player_algorithms(league: LeagueSection, run: AlgorithmSection,
                              info: ValidationInfo) -> None:
     """Validate each player's own ``algorithm`` keys over the run's, naming the player; a
     player's script path is made absolute (against the TOML's folder)."""
-    time_s = _time_s({"run": info.data["run"].model_dump()}) if "run" in info.data else None
+    time_s = info.data["run"].stop.time_s if "run" in info.data else None
     for entry in league.players:
         if entry.algorithm is None:
             continue
         keys = anneal_over(player_keys(run.model_dump(exclude_unset=True), entry.algorithm),
                            time_s)
-        try:
-            section = AlgorithmSection.model_validate(keys, context=info.context)
-        except ValidationError as exc:
-            found = describe(exc, AlgorithmSection, "").splitlines()[1:]
-            raise ValueError(f"league.players {entry.id!r}: " + "; ".join(
-                "algorithm." + line.strip() for line in found)) from None
+        section = _validated(entry.id, "algorithm", AlgorithmSection, keys, info.context)
         if "script" in entry.algorithm:
             entry.algorithm = {**entry.algorithm, "script": section.script}
 
