@@ -113,11 +113,15 @@ AgentId = str
 """Name of a seat of a game, e.g. ``"player_0"``; seats are also numbered 0..S-1 in order."""
 
 PLAYER, SNAPSHOT, BOT = "player", "snapshot", "bot"
+"""The kinds of :class:`PolicyRef`."""
+
+LEAGUE_MIXTURE = "league"
+"""The league's answer: its snapshots mixed by a meta-solver (``[league.mixture]``); the name
+its measures go by beside the players'."""
 
 BUILTIN_RANDOM = "msagent:random"
 """A ``[league.bots]`` entry that names the built-in random bot (uniformly random legal
 actions; ``msagent.envs.bots.RandomBot``) instead of a bot script."""
-"""The kinds of :class:`PolicyRef`."""
 
 DEVICE_PATTERN = r"^(cpu|auto|cuda(:\d+)?)$"
 """What ``services.learner.device`` may say: where a learner trains."""

@@ -73,6 +73,21 @@ def _use(name: str) -> Iterator[str]:
         solver.forget_routes()
 
 
+@pytest.fixture(autouse=True)
+def _shared_ray(request: pytest.FixtureRequest) -> Iterator[None]:
+    """Slow tests share the worker's Ray: a run in Ray mode joins it (as a run does a Ray it
+    did not start) instead of paying ~8 s to start and stop its own; its topics are dropped
+    afterwards so that the next run cannot adopt them."""
+    if request.node.get_closest_marker("slow") is None or \
+            request.node.get_closest_marker("own_ray") is not None:
+        yield
+        return
+    ray_backend()
+    yield
+    if _ray_backend is not None and state.installed() is None:
+        _ray_backend.forget_topics()
+
+
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     """Stop the session's Ray."""
     forget_ray_backend()

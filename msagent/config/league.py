@@ -32,6 +32,7 @@ from pydantic import Field, field_validator, model_validator
 
 from msagent.config.base import Section
 from msagent.config.custom_services import ResourcesSection
+from msagent.config.mixture import MixtureSection
 from msagent.config.psro import PSROSection
 from msagent.league.matchmaking import WEIGHTINGS
 from msagent.league.settings import (
@@ -199,6 +200,9 @@ class LeagueExploiterRoleSection(_RoleSection):
     pfsp_weighting: str = LeagueExploiterSettings.pfsp_weighting
     reset_prob: float = Field(LeagueExploiterSettings.reset_prob, ge=0, le=1)
     """Probability that a league exploiter is reset to its first snapshot after a snapshot."""
+    opponents: Literal["pfsp", "mixture"] = "pfsp"
+    """``mixture``: opponents drawn from the league's mixture (``[league.mixture]``) once
+    there is one: its snapshots are best responses to the league's answer."""
 
 
 class RolesSection(Section):
@@ -227,6 +231,7 @@ class LeagueSection(Section):
         roles: Per-role settings.
         bots: Scripted bots: name -> script path (relative to the TOML's folder, kept as written).
         psro: ``[league.psro]``: run PSRO (meta-solver, oracle, iterations) instead of roles.
+        mixture: ``[league.mixture]``: the snapshots mixed by a meta-solver (small games).
     """
 
     payoff_decay: float = Field(LeagueSettings.payoff_decay, gt=0, le=1)
@@ -237,6 +242,7 @@ class LeagueSection(Section):
     roles: RolesSection = Field(default_factory=RolesSection)
     bots: dict[str, str] = Field(default_factory=dict)
     psro: PSROSection | None = None
+    mixture: MixtureSection = Field(default_factory=MixtureSection)
 
     @field_validator("bots")
     @classmethod

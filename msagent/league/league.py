@@ -26,7 +26,15 @@ from msagent.league.players import Historical, Player
 from msagent.league.ratings import Elo, OpenSkillRating
 from msagent.league.roles import Role, make_role
 from msagent.league.settings import PSRO, LeagueSettings, PlayerSpec
-from msagent.vocabulary import BOT, PLAYER, SNAPSHOT, EpisodeResult, Match, ModelKey, PolicyRef
+from msagent.vocabulary import (
+    BOT,
+    PLAYER,
+    SNAPSHOT,
+    EpisodeResult,
+    Match,
+    ModelKey,
+    PolicyRef,
+)
 
 STATE_VERSION = 1
 """Version of the :meth:`League.state_dict` layout."""
@@ -69,6 +77,8 @@ class League:
         self.match_log: deque[dict[str, Any]] = deque(maxlen=settings.match_log_size)
         self.reported = 0
         self.rejected = 0
+        self.mixture: dict[str, Any] | None = None
+        """The newest mixture of the snapshots (``msagent.psro.league_mixture``), if any."""
         self._roles = {name: make_role(name, settings) for name in {p.role for p in
                                                                      settings.players}}
         self.psro = None
@@ -161,6 +171,17 @@ class League:
             player.parent, player.resets = str(reset_to), player.resets + 1
         return LeagueOrder(reset_to=reset_to)
 
+    def snapshot_ids(self) -> list[str]:
+        """Every snapshot's participant id, oldest first."""
+        return list(self.historical)
+
+    def record_mixture(self, record: dict[str, Any]) -> None:
+        """Keep the newest mixture of the snapshots (solved outside: it needs the networks)."""
+        unknown = [m for seat in record["seats"] for m in seat if m not in self.historical]
+        if unknown:
+            raise ValueError(f"the mixture names snapshots the league does not have: {unknown}")
+        self.mixture = record
+
     def pfsp_distribution(self, player_id: str) -> dict[str, float]:
         """The player's current PFSP sampling distribution over snapshot ids."""
         return self.role_of(player_id).pfsp_distribution(self, self._player(player_id))
@@ -181,7 +202,8 @@ class League:
                    for pid, p in self.players.items()}
         return {"players": players, "population": len(self.players) + len(self.historical),
                 "historical": len(self.historical), "matches": self.reported,
-                "rejected": self.rejected}
+                "rejected": self.rejected,
+                **({"mixture": self.mixture} if self.mixture is not None else {})}
 
     def state_dict(self) -> dict[str, Any]:
         """The whole state as plain JSON-able data."""
@@ -197,6 +219,7 @@ class League:
             "rejected": self.rejected,
             "rng": self.rng.bit_generator.state,
             **({"psro": self.psro.to_json()} if self.psro is not None else {}),
+            **({"mixture": self.mixture} if self.mixture is not None else {}),
         }
 
     @classmethod
@@ -223,6 +246,7 @@ class League:
         self.match_log = deque(state["match_log"], maxlen=self.settings.match_log_size)
         self.reported, self.rejected = int(state["reported"]), int(state["rejected"])
         self.rng.bit_generator.state = state["rng"]
+        self.mixture = state.get("mixture")
         if self.psro is not None and "psro" in state:
             self.psro.load_json(state["psro"])
 

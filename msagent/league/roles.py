@@ -32,6 +32,8 @@ class LeagueView(Protocol):
     payoff: PayoffTable
     psro: Any
     """The PSRO coordinator (``distribution()``, ``br_due()``), or None."""
+    mixture: dict[str, Any] | None
+    """The league's newest mixture of its snapshots (weights per seat), or None."""
 
 
 def historical_refs(view: LeagueView, owner: str | None = None) -> list[PolicyRef]:
@@ -188,10 +190,21 @@ class MainExploiterRole(Role):
 
 
 class LeagueExploiterRole(Role):
-    """A league exploiter: PFSP over all snapshots; resets with ``reset_prob`` after a snapshot."""
+    """A league exploiter: PFSP over all snapshots (or the league's mixture); resets with
+    ``reset_prob`` after a snapshot."""
 
     name = LEAGUE_EXPLOITER
     settings: LeagueExploiterSettings
+
+    def opponent_at(self, view: LeagueView, player: Player, seat: int,
+                    rng: np.random.Generator) -> PolicyRef:
+        """With ``opponents = "mixture"`` and a mixture solved: a snapshot drawn by its
+        weights for ``seat``; else PFSP."""
+        weights = mixture_weights(view, seat) if self.settings.opponents == "mixture" else {}
+        if not weights:
+            return self.choose_opponent(view, player, rng)
+        return from_distribution([PolicyRef.parse(k) for k in weights],
+                                 np.array(list(weights.values())), rng)
 
     def reset_target(
         self, view: LeagueView, player: Player, rng: np.random.Generator
@@ -200,6 +213,14 @@ class LeagueExploiterRole(Role):
         if len(player.snapshots) <= 1 or rng.random() >= self.settings.reset_prob:
             return None
         return player.first_snapshot()
+
+
+def mixture_weights(view: LeagueView, seat: int) -> dict[str, float]:
+    """The league mixture's weights for ``seat`` over snapshots still in the league ({}
+    without a mixture)."""
+    seats = (getattr(view, "mixture", None) or {}).get("seats") or []
+    weights = seats[seat % len(seats)] if seats else {}
+    return {k: w for k, w in weights.items() if k in view.historical}
 
 
 class PSRORole(Role):

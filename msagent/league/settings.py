@@ -105,10 +105,23 @@ class MainExploiterSettings(SnapshotSettings):
 
 @dataclass(frozen=True)
 class LeagueExploiterSettings(SnapshotSettings):
-    """League exploiters: PFSP over all snapshots; reset with ``reset_prob`` after a snapshot."""
+    """League exploiters: PFSP over all snapshots; reset with ``reset_prob`` after a snapshot.
+
+    Attributes:
+        opponents: ``"pfsp"`` (AlphaStar's rule) or ``"mixture"``: opponents drawn from the
+            league's mixture (``[league.mixture]``) once there is one, so that its snapshots
+            are best responses to the league's answer (PSRO's step, run continuously).
+    """
 
     pfsp_weighting: str = "linear_capped"
     reset_prob: float = 0.25
+    opponents: str = "pfsp"
+
+    def __post_init__(self) -> None:
+        """Refuse an opponent rule that is not one of the two."""
+        if self.opponents not in ("pfsp", "mixture"):
+            raise ValueError(f"league exploiter opponents must be 'pfsp' or 'mixture', got "
+                             f"{self.opponents!r}")
 
 
 @dataclass(frozen=True)

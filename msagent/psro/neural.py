@@ -64,22 +64,27 @@ class NetworkTables:
         adapter: The adapter the env workers play the game through, when the env script made
             its own (e.g. with privileged observations).
         greedy: Members play their most likely action (``member_play = "greedy"``).
+        policy_of: Member id -> the policy its weights load into, where members differ in
+            network (league players with their own agent script); else ``policy`` serves all.
     """
 
     def __init__(self, game: Any, policy: Any, pull: Callable[[str], Any],
-                 adapter: OpenSpielAdapter | None = None, greedy: bool = False) -> None:
+                 adapter: OpenSpielAdapter | None = None, greedy: bool = False,
+                 policy_of: Callable[[str], Any] | None = None) -> None:
         from msagent.psro.game_tree import build_tree
 
         self.game, self.tree = game, build_tree(game)
         self.inputs = InfostateInputs(game, self.tree, adapter)
         self.policy, self.pull, self.greedy = policy, pull, greedy
+        self.policy_of = policy_of or (lambda member: self.policy)
         self.tables: dict[str, list[np.ndarray]] = {}
 
     def member(self, member: str) -> list[np.ndarray]:
         """One table per seat of a member's network (its weights pulled once)."""
         if member not in self.tables:
-            self.policy.set_weights(self.pull(member))
-            tables = [self.inputs.table(self.policy, s) for s in range(self.tree.num_players)]
+            policy = self.policy_of(member)
+            policy.set_weights(self.pull(member))
+            tables = [self.inputs.table(policy, s) for s in range(self.tree.num_players)]
             self.tables[member] = [greedy_table(t) for t in tables] if self.greedy else tables
         return self.tables[member]
 

@@ -19,7 +19,7 @@ def print_result(out: Console, result: dict) -> None:
     if league:
         shown["league"] = {k: v for k, v in league.items()
                            if k not in ("ladder", "lineage", "eval", "nash_conv", "evaluated", "judged",
-                                         "final_eval")}
+                                         "final_eval", "mixture")}
     out.print(Text("result:", style="bold green"), Pretty(shown))
     if league:
         out.print(Text(league.get("ladder", "")))
@@ -32,6 +32,7 @@ def print_result(out: Console, result: dict) -> None:
                       f", draw {row['draw_rate']:.1%}, loss {row['loss_rate']:.1%} over the last "
                       f"{row['games']} games")
         _print_nash_convs(out, league.get("nash_conv", []))
+        _print_mixture(out, league.get("mixture"))
         _print_judged(out, league.get("judged", []))
         _print_final(out, league.get("final_eval") or {})
         if league.get("heatmap"):
@@ -39,12 +40,31 @@ def print_result(out: Console, result: dict) -> None:
 
 
 def _print_nash_convs(out: Console, measures: list[dict]) -> None:
-    """The evaluated player's first and newest NashConv of the run (small OpenSpiel games)."""
-    if measures:
-        first, last = measures[0], measures[-1]
+    """Each measured one's (the evaluated player's, the league's mixture's) first and newest
+    NashConv of the run (small OpenSpiel games)."""
+    for player in dict.fromkeys(m["player"] for m in measures):
+        mine = [m for m in measures if m["player"] == player]
+        first, last = mine[0], mine[-1]
         out.print(f"{last['player']} NashConv {last['nash_conv']:.4f} at version "
                   f"{last['version']} (first measure {first['nash_conv']:.4f} at version "
-                  f"{first['version']}; {len(measures)} measures)")
+                  f"{first['version']}; {len(mine)} measures)")
+
+
+MIXTURE_SHOWN = 5
+"""Members per seat the end report names (the run's league state has them all)."""
+
+
+def _print_mixture(out: Console, mixture: dict | None) -> None:
+    """The league's mixture: its heaviest members per seat and its NashConv."""
+    if not mixture:
+        return
+    out.print(Text(f"league mixture of {mixture['members']} snapshots, NashConv "
+                   f"{mixture['nash_conv']:.4f}:", style="bold"))
+    for seat, weights in enumerate(mixture["seats"]):
+        top = list(weights.items())[:MIXTURE_SHOWN]
+        rest = len(weights) - len(top)
+        out.print(f"  seat {seat}: " + ", ".join(f"{m} {w:.0%}" for m, w in top) +
+                  (f" and {rest} more" if rest else ""))
 
 
 def _print_judged(out: Console, exams: list[dict]) -> None:

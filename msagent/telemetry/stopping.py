@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from msagent.vocabulary import LEAGUE_MIXTURE
+
 if TYPE_CHECKING:  # the config package imports torch; telemetry stays light
     from msagent.config.general import StopSection
 
@@ -39,6 +41,8 @@ def _nash_conv_reason(snapshot: dict[str, Any], stop: StopSection) -> str | None
     """The exploitability criterion: the evaluated player's newest NashConv measure."""
     measures = (snapshot.get("league") or {}).get("nash_conv") or {}
     for player, m in measures.items():
+        if player == LEAGUE_MIXTURE:  # the league's mixture is measured beside, not judged
+            continue
         if stop.nash_conv and m["nash_conv"] <= stop.nash_conv:
             return (f"nash_conv {m['nash_conv']:.4g} <= {stop.nash_conv} ({player} at version "
                     f"{m['version']})")

@@ -37,6 +37,11 @@ class LeagueWatch:
             from msagent.train.psro_watch import PSROWatch
 
             self.psro = PSROWatch(cfg, self.call, scalar)
+        self.mixture = None
+        if cfg is not None and self.psro is None:
+            from msagent.train.mixture_watch import MixtureWatch
+
+            self.mixture = MixtureWatch.for_run(cfg, self.call)
         self.board = EvalBoard(eval_window)
         self.evaluated = evaluated_player(cfg) if cfg is not None else None
         """The player the evaluator plays (and measures)."""
@@ -76,7 +81,14 @@ class LeagueWatch:
             self.summary["versions"] = {p: s["version"] for p, s in learner_stats.items()}
             if self.psro is not None:
                 self.psro.poll()
+            self._poll_mixture()
             self._next_summary = time.monotonic() + SUMMARY_EVERY_S
+
+    def _poll_mixture(self, force: bool = False) -> None:
+        """Solve the league's mixture when due (``force``: now); keep its NashConv measure."""
+        measure = self.mixture.poll(force) if self.mixture is not None else None
+        if measure is not None:
+            self.nash_convs.append(measure)
 
     def view(self) -> dict[str, Any]:
         """Players (Elo, win rate vs targets, snapshots), population, evaluation win rates."""
@@ -113,7 +125,9 @@ class LeagueWatch:
     def result(self, learners: dict[str, dict[str, Any]],
                run_dir: RunDir | None) -> dict[str, Any]:
         """The league part of the final result: players, summary, evaluation, ladder, heatmap."""
-        report = write_report(self.call(LeagueService.state_dict), run_dir)
+        self._poll_mixture(force=True)
+        state = self.call(LeagueService.state_dict)
+        report = write_report(state, run_dir)
         return {"league": {"players": {p: {"updates": s["updates"], "version": s["version"]}
                                        for p, s in learners.items()},
                            "summary": self.call(LeagueService.summary),
@@ -121,6 +135,7 @@ class LeagueWatch:
                            "evaluated": self.evaluated,
                            **({"nash_conv": self.nash_convs} if self.nash_convs else {}),
                            **({"judged": self.judged} if self.judged else {}),
+                           **({"mixture": state["mixture"]} if "mixture" in state else {}),
                            **report}, **(self.psro.result() if self.psro is not None else {})}
 
     def call(self, method: Callable[..., Any], *args: Any) -> Any:

@@ -167,3 +167,28 @@ def test_main_exploiter_reset_to_an_unknown_target_is_refused() -> None:
 
     with pytest.raises(ValueError, match="reset_to must be 'initial' or 'main', got 'best'"):
         MainExploiterSettings(reset_to="best")
+
+
+def test_a_league_exploiter_on_the_mixture_draws_each_seat_s_opponent_by_its_weights() -> None:
+    league = started(seed=5, league_exploiter=LeagueExploiterSettings(opponents="mixture"))
+    before, _ = _opponents(league, "le", 400)  # no mixture yet: PFSP over every snapshot
+    assert set(before) == {"main:0", "me:0", "le:0"}
+    league.record_mixture({"members": 3, "seats": [{"main:0": 0.8, "me:0": 0.2}, {"le:0": 1.0}],
+                           "nash_conv": 0.5, "time": 0.0})
+    matches = [league.next_match("le") for _ in range(2000)]
+    by_seat: dict[int, Counter[str]] = {0: Counter(), 1: Counter()}
+    for m in matches:  # the opponent sits in the other seat and is drawn by that seat's weights
+        by_seat[1 - m.learner_seat][str(m.opponents()[0])] += 1
+    assert set(by_seat[1]) == {"le:0"}
+    assert set(by_seat[0]) == {"main:0", "me:0"}
+    assert abs(by_seat[0]["main:0"] / sum(by_seat[0].values()) - 0.8) < 0.05
+    assert League.from_state_dict(league.settings, league.state_dict()).mixture == league.mixture
+
+
+def test_a_mixture_naming_an_unknown_snapshot_is_refused() -> None:
+    league = started()
+    with pytest.raises(ValueError, match=r"does not have: \['main:9'\]"):
+        league.record_mixture({"members": 1, "seats": [{"main:9": 1.0}, {"main:0": 1.0}],
+                               "nash_conv": 0.1, "time": 0.0})
+    with pytest.raises(ValueError, match="'pfsp' or 'mixture'"):
+        LeagueExploiterSettings(opponents="nash")

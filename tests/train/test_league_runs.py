@@ -317,13 +317,23 @@ def test_a_kuhn_league_trains_until_its_main_agent_s_nash_conv_is_low(
     run_dir = RunDir.create(cfg.run.root, cfg.run.name)
     result = train_until(cfg, run_dir, lambda: False, 150, "NashConv 0.7")
     assert result["stop_reason"].startswith("nash_conv "), result["stop_reason"]
-    measures = result["league"]["nash_conv"]
+    measures = [m for m in result["league"]["nash_conv"] if m["player"] == "main"]
     versions = [m["version"] for m in measures]
     assert len(measures) >= 2 and versions == sorted(set(versions)), measures
     assert measures[0]["nash_conv"] > 0.85 and measures[-1]["nash_conv"] <= 0.7, measures
     assert not result["league"]["eval"]  # nothing to play against: no games
     feed = feed_state(run_dir)
     assert feed["nash_conv"]["main"]["nash_conv"] == measures[-1]["nash_conv"]
+    # the league's mixture of its snapshots, solved at the end at the latest (default [league.
+    # mixture]): kept in its state, measured beside main, each seat's weights a distribution
+    mixture = result["league"]["mixture"]
+    assert feed["league"]["mixture"] == mixture
+    snapshots = {h["ref"] for h in feed["league"]["historical"]}
+    for seat in mixture["seats"]:
+        assert set(seat) <= snapshots and sum(seat.values()) == pytest.approx(1.0)
+    ours = [m for m in result["league"]["nash_conv"] if m["player"] == "league"]
+    assert ours[-1]["nash_conv"] == mixture["nash_conv"] and ours[-1]["version"] == \
+        mixture["members"] == len(snapshots)
 
 
 FLAKY_RPS_ENV = RPS_ENV.replace("def make_env():", '''import random

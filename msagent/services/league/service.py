@@ -92,6 +92,18 @@ class LeagueService:
             self.league.psro.record_nash_conv(iteration, value)
 
     @register(concurrent=True)
+    def snapshot_ids(self) -> list[str]:
+        """Every snapshot's participant id, oldest first (the mixture's candidates)."""
+        with self._lock:
+            return self.league.snapshot_ids()
+
+    @register(concurrent=True)
+    def record_mixture(self, record: dict[str, Any]) -> None:
+        """The mixture of the snapshots the driver solved (kept in the league's state)."""
+        with self._lock:
+            self.league.record_mixture(record)
+
+    @register(concurrent=True)
     def summary(self) -> dict[str, Any]:
         """Players, ratings, win rates and population size (for the progress display)."""
         with self._lock:
