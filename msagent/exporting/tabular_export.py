@@ -1,5 +1,6 @@
 """``msagent export RUN_DIR --format openspiel --policy P OUT`` for a run that is not PSRO: one
-trained policy on a sequential OpenSpiel game as a tabular policy file, with its exact
+trained policy on an OpenSpiel game (a simultaneous one in its turn-based form) as a tabular
+policy file, with its exact
 NashConv, so that a league's (or a single policy's) exploitability can be checked with
 OpenSpiel's own ``exploitability.nash_conv``."""
 
@@ -43,6 +44,7 @@ def export_policy_table(run_dir: str | Path, policy_id: str, out: Path,
             exact tables (not a sequential OpenSpiel game, or too large), naming why.
     """
     from msagent.exporting.run_export import load_run_policy
+    from msagent.psro.game_tree import sequential_form
     from msagent.psro.probe import probe_for_scripts
     from msagent.psro.tabular_io import write_policy
 
@@ -55,7 +57,7 @@ def export_policy_table(run_dir: str | Path, policy_id: str, out: Path,
         profile = probe.tables(policy, greedy)
     except ValueError as exc:  # a recurrent or continuous policy
         raise UserError(f"{cannot}: {exc}") from None
-    path = write_policy(out, str(probe.game), probe.tree, profile)
+    path = write_policy(out, str(sequential_form(probe.game)), probe.tree, profile)
     return TableExport(path, probe.nash_conv(profile), source["checkpoint_step"],
                        probe.infostates)
 
@@ -79,6 +81,7 @@ def export_network_mixture(run_dir: RunDir, data: dict, out: Path) -> tuple[Path
     """The RL oracle's mixture: the members' networks (``RUN_DIR/snapshots``) as tables."""
     from msagent.config import load_config
     from msagent.psro import exact
+    from msagent.psro.game_tree import sequential_form
     from msagent.psro.neural import tables_from_scripts
     from msagent.psro.state import PSROState
     from msagent.psro.tabular_io import write_policy
@@ -92,5 +95,5 @@ def export_network_mixture(run_dir: RunDir, data: dict, out: Path) -> tuple[Path
         raise ConfigError(f"cannot export {run_dir.path} as a tabular policy: {tables}")
     state = PSROState.from_json(data["state"])
     profile = tables.mixture(*state.seat_mixture())
-    path = write_policy(out, str(tables.game), tables.tree, profile)
+    path = write_policy(out, str(sequential_form(tables.game)), tables.tree, profile)
     return path, exact.nash_conv(tables.tree, profile), state.iteration

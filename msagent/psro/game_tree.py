@@ -203,6 +203,17 @@ def _levels(edges: list[tuple[int, int, int]], depth: np.ndarray) -> list[Level]
     return levels
 
 
+def sequential_form(game: Any) -> Any:
+    """The game the exact tools walk: a simultaneous game as OpenSpiel's turn-based form (each
+    seat in turn, not seeing the others' choices of the same move), else the game itself; its
+    string is what a tabular policy file names, for ``exploitability.nash_conv``."""
+    import pyspiel
+
+    if game.get_type().dynamics == pyspiel.GameType.Dynamics.SIMULTANEOUS:
+        return pyspiel.convert_to_turn_based(game)
+    return game
+
+
 def build_tree(game: Any, max_nodes: int = MAX_NODES) -> GameTree:
     """Flatten ``game`` (a ``pyspiel.Game`` or a game string) into a :class:`GameTree`."""
     import pyspiel
@@ -210,8 +221,7 @@ def build_tree(game: Any, max_nodes: int = MAX_NODES) -> GameTree:
     if isinstance(game, str):
         game = pyspiel.load_game(game)
     kind = game.get_type()
-    if kind.dynamics == pyspiel.GameType.Dynamics.SIMULTANEOUS:
-        game = pyspiel.convert_to_turn_based(game)
+    game = sequential_form(game)
     if not kind.provides_information_state_string:
         raise ValueError(f"{kind.short_name} has no information-state strings; the exact "
                          "tools key tabular policies by them")

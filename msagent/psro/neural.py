@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from msagent.envs.adapters.openspiel import OpenSpielAdapter
+from msagent.envs.adapters.openspiel import INVALID_ACTION, OpenSpielAdapter
 from msagent.psro import exact
 from msagent.psro.game_tree import GameTree
 
@@ -47,10 +47,21 @@ def greedy_table(table: np.ndarray) -> np.ndarray:
 
 
 def _replay(game: Any, history: list[int]) -> Any:
-    """The state reached by playing ``history`` from the start."""
-    state = game.new_initial_state()
+    """The state of ``game`` reached by a history of its sequential form (the tree's): at a
+    simultaneous node the acting seats' moves come one after another and are applied together,
+    so a seat's information state maps to the simultaneous state before its move, which is
+    what its network saw in training."""
+    state, pending = game.new_initial_state(), []
     for action in history:
-        state.apply_action(action)
+        if not state.is_simultaneous_node():
+            state.apply_action(action)
+            continue
+        pending.append(action)
+        acting = [p for p in range(game.num_players()) if state.legal_actions(p)]
+        if len(pending) == len(acting):
+            joint = dict(zip(acting, pending))
+            state.apply_actions([joint.get(p, INVALID_ACTION) for p in range(game.num_players())])
+            pending = []
     return state
 
 
@@ -127,8 +138,9 @@ def exact_tables_possible(game: Any) -> str | None:
     if not isinstance(game, pyspiel.Game):
         return "the game is not an OpenSpiel game"
     kind = game.get_type()
-    if kind.dynamics != pyspiel.GameType.Dynamics.SEQUENTIAL:
-        return "the game has simultaneous moves"
+    if kind.dynamics not in (pyspiel.GameType.Dynamics.SEQUENTIAL,
+                             pyspiel.GameType.Dynamics.SIMULTANEOUS):
+        return f"the game's dynamics are {kind.dynamics}"
     if not kind.provides_information_state_string:
         return "the game has no information-state strings"
     return None

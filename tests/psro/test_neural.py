@@ -131,7 +131,8 @@ def test_tables_from_an_env_script_that_makes_a_privileged_adapter():
 
 def test_which_games_allow_exact_tables():
     assert exact_tables_possible(pyspiel.load_game("kuhn_poker")) is None
-    assert "simultaneous" in exact_tables_possible(pyspiel.load_game("goofspiel(num_cards=3)"))
+    assert exact_tables_possible(pyspiel.load_game("goofspiel(num_cards=3)")) is None  # turned
+    assert "no information-state strings" in exact_tables_possible(pyspiel.load_game("catch"))
     assert "not an OpenSpiel game" in exact_tables_possible(object())
 
 

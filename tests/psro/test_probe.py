@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
+import numpy as np
 import pyspiel
 import pytest
 from open_spiel.python import policy as openspiel_policy
@@ -44,6 +45,41 @@ def test_the_probe_s_nash_conv_is_openspiel_s(seed: int) -> None:
     expected = exploitability.nash_conv(game, as_openspiel(probe, policy))
     assert probe(policy) == pytest.approx(expected, abs=1e-9)
     assert probe(policy) > 0.1  # an untrained network is far from Nash
+
+
+SIMULTANEOUS = [("goofspiel", {"num_cards": 4, "imp_info": True, "points_order": "descending"},
+                 162), ("oshi_zumo", {"coins": 4, "size": 1, "horizon": 4}, None)]
+"""Simultaneous-move games (goofspiel with 4 cards and hidden bids, the issue's example) and
+the information states the probe finds in their turn-based form (None: not checked)."""
+
+
+@pytest.mark.parametrize("name,params,infostates", SIMULTANEOUS, ids=["goofspiel", "oshi_zumo"])
+def test_a_simultaneous_game_s_nash_conv_is_openspiel_s_on_its_turn_based_form(
+        name: str, params: dict, infostates: int | None) -> None:
+    """Each seat's table is its network's output on the simultaneous state before its move
+    (what it saw in training); OpenSpiel's ``nash_conv`` reads it in the turn-based form."""
+    from msagent.psro.game_tree import sequential_form
+
+    game = pyspiel.load_game(name, params)
+    probe = probe_for_game(as_multi_agent(game))
+    assert isinstance(probe, NashConvProbe), probe
+    assert infostates is None or probe.infostates == infostates
+    adapter = OpenSpielAdapter(game)
+    policy = Policy(adapter.observation_space, adapter.action_space,
+                    NetworkConfig(hidden=(16,)), seed=3)
+    turn_based = sequential_form(game)
+    tabular = openspiel_policy.TabularPolicy(turn_based)
+    for seat, table in enumerate(probe.tables(policy)):
+        for key, row in zip(probe.tree.infostates[seat], table):
+            tabular.policy_for_key(key)[:] = row
+    expected = exploitability.nash_conv(turn_based, tabular)
+    assert expected > 0.1 and probe(policy) == pytest.approx(expected, abs=1e-9)
+    row = len(probe.tree.histories[1]) - 1  # seat 1's last row: its turn-based history is
+    history = probe.tree.histories[1][row]  # both seats' moves of each round, then seat 0's
+    state = game.new_initial_state()  # pending one (no chance nodes in these two games)
+    for first in range(0, len(history) - 1, 2):
+        state.apply_actions(history[first:first + 2])
+    np.testing.assert_array_equal(probe.inputs.obs[1][row], adapter.observe(state, 1))
 
 
 def test_games_without_exact_tables_say_why() -> None:
