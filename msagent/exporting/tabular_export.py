@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from msagent.errors import ConfigError, UserError
+from msagent.psro import exact
 
 if TYPE_CHECKING:
     from msagent.rundir import RunDir
@@ -47,7 +48,10 @@ def export_policy_table(run_dir: str | Path, policy_id: str, out: Path,
     from msagent.psro.game_tree import sequential_form
     from msagent.psro.probe import probe_for_scripts
     from msagent.psro.tabular_io import write_policy
+    from msagent.vocabulary import LEAGUE_MIXTURE
 
+    if policy_id == LEAGUE_MIXTURE:
+        return export_league_mixture(run_dir, out)
     policy, source, cfg = load_run_policy(run_dir, policy_id)
     cannot = f"cannot write {policy_id} of {run_dir} as a tabular policy"
     probe = probe_for_scripts(str(cfg.scripts.env), dict(cfg.env))
@@ -60,6 +64,46 @@ def export_policy_table(run_dir: str | Path, policy_id: str, out: Path,
     path = write_policy(out, str(sequential_form(probe.game)), probe.tree, profile)
     return TableExport(path, probe.nash_conv(profile), source["checkpoint_step"],
                        probe.infostates)
+
+
+def export_league_mixture(run_dir: str | Path, out: Path) -> TableExport:
+    """Write the league's mixture of the newest checkpoint (``[league.mixture]``): each seat
+    plays its snapshots (``RUN_DIR/snapshots``) by the mixture's weights, as one table.
+
+    Raises:
+        UserError: no checkpoint holds a mixture (not a league on a small two-seat OpenSpiel
+            game, or none solved yet), or a snapshot file is missing.
+    """
+    import numpy as np
+
+    from msagent.config import load_config
+    from msagent.exporting.snapshot_tables import snapshot_tables
+    from msagent.psro.checkpoint import newest_checkpoint
+    from msagent.psro.game_tree import sequential_form
+    from msagent.psro.tabular_io import write_policy
+    from msagent.rundir import RunDir
+    from msagent.vocabulary import PolicyRef
+
+    run = RunDir.open(run_dir)
+    found = newest_checkpoint(run)
+    mixture = ((found.state if found else {}).get("league") or {}).get("mixture")
+    if not mixture:
+        raise UserError(f"{run_dir} has no league mixture in its newest checkpoint: a league on "
+                        "a small two-seat OpenSpiel game records one every [league.mixture] "
+                        "every_s once it has snapshots")
+    tables = snapshot_tables(load_config(run.config_path),
+                             lambda m: run.snapshots.load(PolicyRef.parse(m).key))
+    if isinstance(tables, str):
+        raise UserError(f"cannot write the league's mixture of {run_dir}: {tables}")
+    members = sorted({m for seat in mixture["seats"] for m in seat})
+    metas = [np.array([seat.get(m, 0.0) for m in members]) for seat in mixture["seats"]]
+    try:
+        profile = tables.mixture([members, members], metas)
+    except FileNotFoundError as exc:
+        raise UserError(f"a snapshot of the league's mixture is missing: {exc}") from None
+    path = write_policy(out, str(sequential_form(tables.game)), tables.tree, profile)
+    return TableExport(path, exact.nash_conv(tables.tree, profile), found.step,
+                       sum(len(names) for names in tables.tree.infostates))
 
 
 def export_mixture(run_dir: RunDir, out: Path) -> tuple[Path, float, int]:
@@ -80,7 +124,6 @@ def export_mixture(run_dir: RunDir, out: Path) -> tuple[Path, float, int]:
 def export_network_mixture(run_dir: RunDir, data: dict, out: Path) -> tuple[Path, float, int]:
     """The RL oracle's mixture: the members' networks (``RUN_DIR/snapshots``) as tables."""
     from msagent.config import load_config
-    from msagent.psro import exact
     from msagent.psro.game_tree import sequential_form
     from msagent.psro.neural import tables_from_scripts
     from msagent.psro.state import PSROState

@@ -110,6 +110,7 @@ class LeagueWatch:
 
     def checkpoint(self, run_dir: RunDir, progress: dict[str, Any], run: dict[str, Any]) -> int:
         """One atomic checkpoint of every learner and the league; its step (total updates)."""
+        self._poll_mixture(force=True)  # the checkpoint's mixture covers its snapshots
         parts = {p: h.call_all(Learner.export_state)[0] for p, h in self.services.learners.items()}
         step = sum(part["state"]["counters"]["updates"] for part in parts.values())
         # a resumed run's history goes on

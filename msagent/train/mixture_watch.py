@@ -11,9 +11,9 @@ from collections.abc import Callable
 from typing import Any
 
 from msagent.config import TrainConfig
+from msagent.exporting.snapshot_tables import snapshot_tables
 from msagent.psro.league_mixture import ExactMetaGame, mixture_record
 from msagent.psro.meta_solvers import resolve_solver
-from msagent.psro.neural import NetworkTables, exact_game_of
 from msagent.services.inference import pull_weights
 from msagent.services.league import LeagueService
 from msagent.vocabulary import LEAGUE_MIXTURE, PolicyRef
@@ -45,7 +45,7 @@ class MixtureWatch:
         spec = cfg.league.mixture
         if spec.every_s <= 0 or cfg.league.psro is not None:
             return None
-        tables = _tables(cfg)
+        tables = snapshot_tables(cfg, lambda m: pull_weights(PolicyRef.parse(m).key))
         if isinstance(tables, str) or tables.tree.num_players != 2:
             why = tables if isinstance(tables, str) else "the game has more than two seats"
             log.info("league mixture: not computed (%s); it needs a small two-seat "
@@ -70,25 +70,3 @@ class MixtureWatch:
         self.call(LeagueService.record_mixture, record)
         return {"player": LEAGUE_MIXTURE, "version": len(self.game.members),
                 "nash_conv": record["nash_conv"], "time": record["time"]}
-
-
-def _tables(cfg: TrainConfig) -> NetworkTables | str:
-    """The snapshots as tables, each in its owner's network; or why the game has none."""
-    from msagent.user_scripts import build_policy
-
-    found = exact_game_of(str(cfg.scripts.env), cfg.env)
-    if isinstance(found, str):
-        return found
-    policies: dict[str, Any] = {}
-
-    def policy_of(member: str) -> Any:
-        agent = str(cfg.agent_of(PolicyRef.parse(member).name))
-        if agent not in policies:
-            policies[agent] = build_policy(str(cfg.scripts.env), agent, cfg.env, cfg.run.seed)
-        return policies[agent]
-
-    try:
-        return NetworkTables(found[0], None, lambda m: pull_weights(PolicyRef.parse(m).key),
-                             found[1], policy_of=policy_of)
-    except ValueError as exc:  # too large, uneven information states
-        return str(exc)

@@ -99,3 +99,42 @@ def test_a_game_that_is_not_openspiel_is_refused(tmp_path: Path) -> None:
     assert code == USER_ERROR_EXIT, output
     assert "cannot write main" in output and "not an OpenSpiel game" in output, output
     assert not (tmp_path / "x.json").exists()
+
+
+def test_the_league_s_mixture_is_written_from_its_snapshots(kuhn_run: Path,
+                                                             tmp_path: Path) -> None:
+    """``--policy league``: the checkpoint's mixture of snapshot files, its NashConv as the
+    run recorded it and as OpenSpiel measures the file."""
+    from msagent.psro.checkpoint import newest_checkpoint
+    from msagent.rundir import RunDir
+
+    code, output = export(kuhn_run, tmp_path / "league.json", "--policy", "league")
+    assert code == 0, output
+    recorded = newest_checkpoint(RunDir.open(kuhn_run)).state["league"]["mixture"]
+    game, policy = to_openspiel(read_policy(tmp_path / "league.json"))
+    assert printed_nash_conv(output) == pytest.approx(exploitability.nash_conv(game, policy),
+                                                      abs=2e-6)
+    assert printed_nash_conv(output) == pytest.approx(recorded["nash_conv"], abs=2e-6)
+
+
+@pytest.fixture(scope="module")
+def goofspiel_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A few seconds of a goofspiel league (4 cards, hidden bids: simultaneous moves)."""
+    return train_league(tmp_path_factory.mktemp("goofspiel"), OPENSPIEL / "openspiel_env.py",
+                        OPENSPIEL / "openspiel_agent.py",
+                        '[env]\ngame = "goofspiel(num_cards=4,imp_info=True,'
+                        'points_order=descending)"\n')
+
+
+@pytest.mark.parametrize("policy", ["main", "league"])
+def test_a_simultaneous_game_s_player_and_mixture_export_with_openspiel_s_nash_conv(
+        goofspiel_run: Path, tmp_path: Path, policy: str) -> None:
+    out = tmp_path / f"{policy}.json"
+    code, output = export(goofspiel_run, out, "--policy", policy)
+    assert code == 0, output
+    assert "over 162 information states" in output, output
+    data = read_policy(out)
+    assert data["game"].startswith("turn_based_simultaneous_game(game=goofspiel(")
+    game, tabular = to_openspiel(data)
+    assert printed_nash_conv(output) == pytest.approx(exploitability.nash_conv(game, tabular),
+                                                      abs=2e-6)
