@@ -155,7 +155,9 @@ def validate_env(
 @app.command()
 def evaluate(
     run_dir: Path = typer.Argument(..., help="A run directory that `msagent train` wrote."),
-    player: str = typer.Option("main", help="The player of the newest checkpoint to evaluate."),
+    player: str = typer.Option("main", help="The player of the newest checkpoint to evaluate "
+                                            "('league': the league's mixture of snapshots, one "
+                                            "drawn per game)."),
     opponent: str = typer.Option(
         ..., metavar="BOT_SCRIPT|BOT_NAME|PLAYER|MODEL_KEY",
         help="A bot script (.py), a bot of [league.bots] (name or bot:name), random (a "
@@ -269,10 +271,11 @@ def export(
         ExportFormat.openspiel, "--format",
         help="openspiel: a tabular policy (JSON) that OpenSpiel's exploitability.nash_conv "
              "can check: a PSRO run's meta-strategy mixture, else --policy of the newest "
-             "checkpoint (sequential OpenSpiel games). onnx: a policy of the newest "
+             "checkpoint (OpenSpiel games; simultaneous ones in turn-based form). onnx: a policy of the newest "
              "checkpoint as an ONNX graph (opset 15) for game clients, with OUT.manifest.json."),
     policy: str = typer.Option("main", help="The policy (league player) to export (onnx; "
-                                            "openspiel when the run is not PSRO)."),
+                                            "openspiel when the run is not PSRO, where "
+                                            "'league' is the league's mixture)."),
     greedy: bool = typer.Option(False, help="openspiel, not PSRO: the policy's most likely "
                                             "action at each information state (as an evaluator "
                                             "with deterministic = true plays)."),

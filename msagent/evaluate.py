@@ -15,17 +15,28 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 from rich.console import Console
 from rich.table import Table
 
 from msagent.credentials import redact
 from msagent.envs.bots import RandomBot
 from msagent.envs.play import SeatActor, WinDrawLoss, play_games, wdl, wilson_interval
+from msagent.envs.policy_actors import MixedActor, policy_actor
 from msagent.errors import MsagentError, UserError
 from msagent.rundir import CONFIG_NAME, Checkpoint, RunDir
-from msagent.rundir.learner_layout import LEAGUE_REQUIRED_KEYS, REQUIRED_KEYS, checkpoint_policy
-from msagent.vocabulary import BOT, BUILTIN_RANDOM, PLAYER, SNAPSHOT, PolicyRef
+from msagent.rundir.learner_layout import (
+    LEAGUE_REQUIRED_KEYS,
+    REQUIRED_KEYS,
+    checkpoint_policy,
+)
+from msagent.vocabulary import (
+    BOT,
+    BUILTIN_RANDOM,
+    LEAGUE_MIXTURE,
+    PLAYER,
+    SNAPSHOT,
+    PolicyRef,
+)
 
 SINGLE_POLICY = "main"
 """The player name of a one-policy (non-league) run's checkpoint."""
@@ -93,14 +104,17 @@ def evaluate_run(run_dir: str | Path, player: str = SINGLE_POLICY, *, opponent: 
     path, cfg = _open(run_dir)
     found = _checkpoint(path, cfg)
     players = _players(found)
-    if player not in players:
+    if player not in players and player != LEAGUE_MIXTURE:
         raise UserError(f"unknown player {player!r}: the checkpoint of {path} has the players "
-                        f"{', '.join(players)}")
+                        f"{', '.join(players)} (and {LEAGUE_MIXTURE!r}: the league's mixture)")
     sc = cfg.scripts
     build = _builder(cfg)
-    weights, name = ((_weights(found, player), player) if average == 1
-                     else _averaged(path, player, average))
-    me = _policy_actor(build(seed, player), weights, deterministic)
+    if player == LEAGUE_MIXTURE:
+        me, name = _mixture_actor(path, found, build, seed, deterministic)
+    else:
+        weights, name = ((_weights(found, player), player) if average == 1
+                         else _averaged(path, player, average))
+        me = policy_actor(build(seed, player), weights, deterministic)
 
     from msagent.user_scripts import game_factory
 
@@ -251,40 +265,28 @@ def _averaged(path: Path, player: str, count: int) -> tuple[dict[str, Any], str]
     return mean_weights([files.load(k) for k in keys]), name
 
 
+def _mixture_actor(path: Path, found: Checkpoint, build: Callable[..., Any], seed: int,
+                   deterministic: bool) -> tuple[SeatActor, str]:
+    """The league's mixture of the checkpoint as a seat actor (one snapshot per game, drawn
+    by its weights for the seat), and its name."""
+    mixture = (found.state.get("league") or {}).get("mixture")
+    if not mixture:
+        raise UserError(f"the checkpoint of {path} holds no league mixture ([league.mixture]: "
+                        "small two-seat OpenSpiel games)")
+    members = sorted({m for seat in mixture["seats"] for m in seat})
+    files = RunDir(path).snapshots
+    actors = [policy_actor(build(seed, PolicyRef.parse(m).name),
+                            files.load(PolicyRef.parse(m).key), deterministic) for m in members]
+    weights = [[seat.get(m, 0.0) for m in members] for seat in mixture["seats"]]
+    return MixedActor(actors, weights, seed), f"league (mixture of {len(members)} snapshots)"
+
+
 def _builder(cfg: Any) -> Callable[..., Any]:
     """``build(seed, player)``: a fresh policy of the run's scripts and the player's network."""
     from msagent.user_scripts import build_policy
 
     return lambda seed, player: build_policy(str(cfg.scripts.env), str(cfg.agent_of(player)),
                                              dict(cfg.env), seed)
-
-
-def _policy_actor(policy: Any, weights: dict[str, Any], deterministic: bool) -> SeatActor:
-    """A seat actor acting with ``policy`` holding ``weights`` (remembering between its
-    turns of a game when the policy is recurrent)."""
-    policy.set_weights(weights)
-    policy.invalidate_cache()
-    return PolicyActor(policy, deterministic)
-
-
-class PolicyActor:
-    """A seat actor over a policy; a recurrent policy's state is kept from turn to turn and
-    zeroed by ``reset`` (called at every game start)."""
-
-    def __init__(self, policy: Any, deterministic: bool) -> None:
-        self.policy, self.deterministic = policy, deterministic
-        self.state: np.ndarray | None = None
-
-    def reset(self) -> None:
-        """A new game: forget the previous one."""
-        self.state = None
-
-    def __call__(self, obs: np.ndarray, masks: np.ndarray | None) -> np.ndarray:
-        """The actions of the seats this actor plays at this turn."""
-        state = self.state if self.state is not None and len(self.state) == len(obs) else None
-        out = self.policy.act(obs, masks, self.deterministic, state=state)
-        self.state = out.state
-        return out.actions
 
 
 def _opponent(text: str, path: Path, cfg: Any, found: Checkpoint, build: Callable[..., Any],
@@ -300,7 +302,7 @@ def _opponent(text: str, path: Path, cfg: Any, found: Checkpoint, build: Callabl
         return text, _bot(str(script), "", seed, space)
     ref = PolicyRef.parse(text)
     if ref.kind == PLAYER and ref.name in players:
-        return ref.name, _policy_actor(build(seed, ref.name), _weights(found, ref.name),
+        return ref.name, policy_actor(build(seed, ref.name), _weights(found, ref.name),
                                        deterministic)
     if ref.kind in (PLAYER, BOT) and ref.name in bots:
         return f"bot:{ref.name}", _bot(bots[ref.name], ref.name, seed, space)
@@ -308,7 +310,7 @@ def _opponent(text: str, path: Path, cfg: Any, found: Checkpoint, build: Callabl
         return "bot:random (built in)", RandomBot(space, seed)
     if ref.kind == SNAPSHOT:
         weights = _snapshot_weights(ref, path, cfg, found, _usable(players, bots))
-        return str(ref), _policy_actor(build(seed, ref.name), weights, deterministic)
+        return str(ref), policy_actor(build(seed, ref.name), weights, deterministic)
     what = "bot" if ref.kind == BOT else "player or bot"
     raise UserError(f"unknown opponent {text!r} (no such {what} in {path}); "
                     + _usable(players, bots))
@@ -391,7 +393,8 @@ def _refuse_single_policy(run: RunDir) -> None:
 
 def _refuse_exact_psro(run: RunDir) -> None:
     """A clear error for an exact PSRO run, whose members are tables, not networks."""
-    from msagent.psro.checkpoint import REQUIRED_KEYS as PSRO_KEYS, newest_checkpoint
+    from msagent.psro.checkpoint import REQUIRED_KEYS as PSRO_KEYS
+    from msagent.psro.checkpoint import newest_checkpoint
 
     found = newest_checkpoint(run)
     if found is not None and all(k in found.state for k in PSRO_KEYS):

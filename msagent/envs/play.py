@@ -119,8 +119,10 @@ def seating(game: int, seats: int, rotate: bool = True) -> tuple[int, ...]:
 def play_game(env: MultiAgentEnv, actors: Sequence[SeatActor], seat_actors: Sequence[int],
               seed: int | None) -> GameRecord:
     """Play one game with ``actors[seat_actors[s]]`` in seat ``s``."""
-    for actor in actors:
+    for index, actor in enumerate(actors):
         getattr(actor, "reset", lambda: None)()
+        if hasattr(actor, "take_seat") and index in seat_actors:  # a mixture draws its member
+            actor.take_seat(list(seat_actors).index(index))
     turn = env.reset(seed=seed)
     totals, length, bounds = points(turn), 0, box_bounds(env.action_space)
     while not turn.done:

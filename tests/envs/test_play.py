@@ -82,3 +82,23 @@ def test_wdl_rates() -> None:
     assert (score.games, score.win_rate, score.draw_rate, score.loss_rate) == (4, 0.5, 0.25, 0.25)
     assert [(s.wins, s.draws, s.losses) for s in score.by_seat] == [(1, 0, 1), (1, 1, 0)]
     assert score.win_interval == wilson_interval(2, 4)
+
+
+def test_a_mixed_actor_plays_one_member_per_game_drawn_by_its_seat_s_weights() -> None:
+    from msagent.envs.policy_actors import MixedActor
+
+    make = lambda: as_multi_agent(pyspiel.load_game("tic_tac_toe"))  # noqa: E731
+    # seat 0: always the lowest-cell member; seat 1: the highest-cell one 3 games in 4
+    mixed = MixedActor([first_legal, last_legal], [[1.0, 0.0], [0.25, 0.75]], seed=1)
+    records = play_games(make, [mixed, first_legal], games=400, seed=0)
+    first_seat = [r for r in records if r.seat_of(0) == 0]
+    # from seat 0 the lowest-cell member mirrors its opponent and wins every game
+    assert all(r.outcomes[0] == 1 for r in first_seat)
+    second = [r for r in records if r.seat_of(0) == 1]
+    # from seat 1 both members lose to the lowest-cell opponent: the lowest-cell member after
+    # 7 moves (the opponent completes the diagonal 2-4-6), the highest-cell one after 5
+    assert {r.length for r in second} == {5, 7} and all(r.outcomes[0] == -1 for r in second)
+    share = sum(r.length == 5 for r in second) / len(second)
+    assert abs(share - 0.75) < 0.08, share
+    with pytest.raises(ValueError, match="non-negative weights"):
+        MixedActor([first_legal], [[0.0]])

@@ -105,16 +105,21 @@ def test_the_league_s_mixture_is_written_from_its_snapshots(kuhn_run: Path,
                                                              tmp_path: Path) -> None:
     """``--policy league``: the checkpoint's mixture of snapshot files, its NashConv as the
     run recorded it and as OpenSpiel measures the file."""
-    from msagent.psro.checkpoint import newest_checkpoint
-    from msagent.rundir import RunDir
-
     code, output = export(kuhn_run, tmp_path / "league.json", "--policy", "league")
     assert code == 0, output
-    recorded = newest_checkpoint(RunDir.open(kuhn_run)).state["league"]["mixture"]
+    recorded = newest_mixture(kuhn_run)
     game, policy = to_openspiel(read_policy(tmp_path / "league.json"))
     assert printed_nash_conv(output) == pytest.approx(exploitability.nash_conv(game, policy),
                                                       abs=2e-6)
     assert printed_nash_conv(output) == pytest.approx(recorded["nash_conv"], abs=2e-6)
+
+
+def newest_mixture(run: Path) -> dict:
+    """The league's mixture in the run's newest checkpoint."""
+    from msagent.psro.checkpoint import newest_checkpoint
+    from msagent.rundir import RunDir
+
+    return newest_checkpoint(RunDir.open(run)).state["league"]["mixture"]
 
 
 @pytest.fixture(scope="module")
@@ -138,3 +143,18 @@ def test_a_simultaneous_game_s_player_and_mixture_export_with_openspiel_s_nash_c
     game, tabular = to_openspiel(data)
     assert printed_nash_conv(output) == pytest.approx(exploitability.nash_conv(game, tabular),
                                                       abs=2e-6)
+
+
+def test_the_league_s_mixture_plays_as_a_player_of_msagent_evaluate(kuhn_run: Path) -> None:
+    """``msagent evaluate --player league``: the checkpoint's mixture, one snapshot per game
+    drawn by the seat's weights (``MixedActor``, tested in tests/envs/test_play.py)."""
+    from msagent.evaluate import evaluate_run
+
+    result = runner.invoke(app, ["evaluate", str(kuhn_run), "--player", "league", "--opponent",
+                                 "random", "--games", "40"])
+    assert result.exit_code == 0, result.output
+    assert "league (mixture of" in result.output
+    found = evaluate_run(kuhn_run, "league", opponent="random", games=400, seed=3)
+    members = {m for seat in newest_mixture(kuhn_run)["seats"] for m in seat}
+    assert found.player == f"league (mixture of {len(members)} snapshots)"
+    assert found.result.games == 400 and [s.games for s in found.result.by_seat] == [200, 200]
