@@ -67,13 +67,15 @@ def participants(league: dict[str, Any]) -> list[str]:
 
 def ladder(league: dict[str, Any], labels: dict[str, str] | None = None) -> list[dict[str, Any]]:
     """One row per participant, best Elo first: kind, role, parent, ratings, games, win rate,
-    and (``labels``, by player) the network and algorithm it was trained with."""
+    and (``labels``, by player) the network and algorithm it was trained with; with a league
+    mixture, each participant's weight in it per seat."""
     labels = labels or {}
     elo = _elo_of(league)
     skill = league.get("openskill", {}).get("ratings", {})
     totals = _field_totals(league)
     players = {p["id"]: p for p in league.get("players", [])}
     snaps = {h["ref"]: h for h in league.get("historical", [])}
+    seats = (league.get("mixture") or {}).get("seats") or []
     rows = []
     for pid in participants(league):
         info = players.get(pid) or snaps.get(pid) or {}
@@ -86,7 +88,8 @@ def ladder(league: dict[str, Any], labels: dict[str, str] | None = None) -> list
             "resets": info.get("resets"), "elo": elo(pid),
             "mu": mu, "sigma": sigma, "ordinal": None if mu is None else mu - 3 * sigma,
             "games": games, "win_rate": (wins + 0.5 * draws) / games if games else None,
-            "network": labels.get(info.get("owner", pid))})
+            "network": labels.get(info.get("owner", pid)),
+            "mixture": [seat.get(pid, 0.0) for seat in seats] if seats else None})
     return sorted(rows, key=lambda r: _by_elo(elo, r["id"]))
 
 

@@ -187,3 +187,13 @@ def test_the_ladder_names_each_player_s_network_and_algorithm(league: dict) -> N
     assert by_id["main_exploiter"]["network"] == "tictactoe_mlp_agent · kl_pg"
     assert by_id["league_exploiter_1"]["network"] == "tictactoe_agent · impala"
     assert player_labels("not [toml") == {} and player_labels("[scripts]\nagent='a.py'") == {}
+
+
+def test_the_ladder_gives_each_snapshot_s_weight_in_the_league_s_mixture(league: dict) -> None:
+    snaps = [h["ref"] for h in league["historical"]][:2]
+    mixed = {**league, "mixture": {"members": 30, "nash_conv": 0.1, "time": 0.0,
+                                   "seats": [{snaps[0]: 0.6, snaps[1]: 0.4}, {snaps[1]: 1.0}]}}
+    by_id = {r["id"]: r for r in ladder(mixed)}
+    assert by_id[snaps[0]]["mixture"] == [0.6, 0.0] and by_id[snaps[1]]["mixture"] == [0.4, 1.0]
+    assert by_id["main"]["mixture"] == [0.0, 0.0]  # a player is not a member
+    assert all(r["mixture"] is None for r in ladder(league))  # no mixture: no column values

@@ -151,6 +151,12 @@ function renderFacts(f) {
   }));
 }
 
+function mixtureCell(weights) {
+  // a participant's weight in the league's mixture, per seat ("–" outside it)
+  if (!weights || !weights.some((w) => w > 0)) return "–";
+  return weights.map((w) => `${fmt(100 * w, 0)} %`).join(" · ");
+}
+
 function renderLadder(rows) {
   $("ladder-section").hidden = !rows;
   if (!rows) return;
@@ -162,7 +168,7 @@ function renderLadder(rows) {
     const role = r.role ? r.role + (r.resets ? ` (${r.resets} resets)` : "") : "–";
     for (const cell of [i + 1, r.id, r.kind, role, fmt(r.elo), skill, fmt(r.games, 1),
                         r.win_rate === null ? "–" : `${fmt(100 * r.win_rate, 1)} %`, r.parent || "–",
-                        r.network || "–"]) {
+                        r.network || "–", mixtureCell(r.mixture)]) {
       tr.append(el("td", cell));
     }
     tr.children[4].dataset.elo = r.elo;
