@@ -53,8 +53,8 @@ def train(example: str, seed: int, seconds: float, overrides: list[str]) -> dict
 
 
 def nash_conv(result: dict) -> float:
-    """The main agent's last measured NashConv."""
-    return result["league"]["nash_conv"][-1]["nash_conv"]
+    """The main agent's last measured NashConv (the league's mixture is measured beside)."""
+    return [m for m in result["league"]["nash_conv"] if m["player"] == "main"][-1]["nash_conv"]
 
 
 def losing(result: dict) -> dict[str, float]:
