@@ -41,6 +41,11 @@ class PPOConfig:
         vtrace_clip_rho: IMPALA: truncation of V-trace's importance weights (rho-bar).
         vtrace_clip_c: IMPALA: truncation of V-trace's trace coefficients (c-bar).
         seed: seed of minibatch shuffling.
+        magnet_coef: weight of KL(policy || magnet) in the loss (0: no magnet): magnetic
+            mirror descent's regularization toward a reference policy, under which the last
+            iterate of self-play in a two-player zero-sum game settles instead of cycling.
+        magnet_rate: how far the magnet's parameters move toward the policy's after each
+            update (an exponential mean: the reference moves slowly).
     """
 
     gamma: float = 0.99
@@ -63,6 +68,8 @@ class PPOConfig:
     vtrace_clip_rho: float = 1.0
     vtrace_clip_c: float = 1.0
     seed: int = 0
+    magnet_coef: float = 0.0
+    magnet_rate: float = 0.05
 
     def __post_init__(self) -> None:
         """Reject values that would silently break training, naming field and value.

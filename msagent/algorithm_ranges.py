@@ -34,6 +34,8 @@ RULES: dict[str, Rule] = {
     "adam_eps": _POSITIVE,
     "vtrace_clip_rho": _POSITIVE,
     "vtrace_clip_c": _POSITIVE,
+    "magnet_coef": _NON_NEGATIVE,
+    "magnet_rate": (lambda v: 0 < v <= 1, "in (0, 1]"),
 }
 """Field -> rule; None (where the field allows it) is always accepted."""
 

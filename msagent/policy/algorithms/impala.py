@@ -13,6 +13,8 @@ acting-time value of the final observation.
 
 from __future__ import annotations
 
+from typing import Any
+
 import torch
 from torch import Tensor
 
@@ -31,8 +33,16 @@ class IMPALA(PPO):
 
     Uses ``PPOConfig``'s ``gamma``, ``vf_coef``, ``ent_coef``, ``lr``, ``epochs``,
     ``minibatches`` (over fragments), ``max_grad_norm``, ``normalize_advantages`` and
-    ``vtrace_clip_rho`` / ``vtrace_clip_c``; PPO's ratio clipping is not used.
+    ``vtrace_clip_rho`` / ``vtrace_clip_c``; PPO's ratio clipping is not used, nor its
+    magnet (refused).
     """
+
+    def __init__(self, policy: Any, config: Any = None) -> None:
+        """PPO's set-up; a ``magnet_coef`` is refused (its term is in PPO's loss only)."""
+        super().__init__(policy, config)
+        if self.config.magnet_coef > 0:
+            raise ConfigError(f"magnet_coef = {self.config.magnet_coef} is a term of PPO's "
+                              "loss; IMPALA has none (set it to 0 or use name = \"ppo\")")
 
     def update(self, fragments: list[Fragment]) -> dict[str, float]:
         """Epochs x minibatches of V-trace steps on the fragments; mean statistics."""

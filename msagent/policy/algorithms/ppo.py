@@ -75,6 +75,9 @@ class PPO(Algorithm):
         self.collective: Collective = SINGLE
         self.clock: Callable[[], float] = time.monotonic  # anneal_s's clock (tests set it)
         self._updated_s, self._anneal_from = 0.0, None  # seconds before, and since, a start
+        self.magnet: torch.nn.Module | None = None
+        """The magnet (``magnet_coef > 0``): a slowly following copy of the network, made
+        from it at the first update, a resume or a league reset (where it then is)."""
 
     # ------------------------------------------------------------------------------ update
 
@@ -100,6 +103,7 @@ class PPO(Algorithm):
         shares): the learning rate, the minibatch steps, the counters, the acting cache."""
         lr = self._anneal()
         stats = self._optimize(batch)
+        self._move_magnet()
         self.updates += 1
         self.policy.invalidate_cache()
         stats["learner/lr"] = lr
@@ -136,7 +140,7 @@ class PPO(Algorithm):
 
     def compute_loss(self, batch: Batch) -> tuple[Tensor, dict[str, Tensor]]:
         """The PPO objective on one minibatch: clipped policy loss + value loss - entropy bonus."""
-        cfg = self.config
+        cfg, raw = self.config, batch
         if self.policy.recurrent:
             logp, entropy, values = evaluate_steps(self.policy, batch)
             batch = {k: v.flatten(0, 1) for k, v in batch.items() if k not in SEQUENCE_COLUMNS}
@@ -153,7 +157,46 @@ class PPO(Algorithm):
         v_loss = ops.value_loss(values, batch[Columns.RETURNS], old_values, vf_clip)
         entropy = entropy.mean()
         loss = policy_loss + cfg.vf_coef * v_loss - cfg.ent_coef * entropy
-        return loss, self._loss_stats(policy_loss, v_loss, entropy, logp, old_logp)
+        stats = self._loss_stats(policy_loss, v_loss, entropy, logp, old_logp)
+        if cfg.magnet_coef > 0:
+            # KL(policy || magnet), estimated on the batch's actions (drawn by the acting
+            # policy, close to this one) as PPO's own approx_kl estimates its step
+            kl = ops.approx_kl(self._magnet_logp(batch, raw), logp)
+            loss = loss + cfg.magnet_coef * kl
+            stats["losses/kl_to_magnet"] = kl.detach()
+        return loss, stats
+
+    @torch.no_grad()
+    def _magnet_logp(self, batch: Batch, raw: Batch) -> Tensor:
+        """The magnet's log-probabilities of the minibatch's actions (``raw``: the minibatch
+        as given, with its sequences for a recurrent policy)."""
+        live, self.policy.model = self.policy.model, self._magnet()
+        try:
+            if self.policy.recurrent:
+                return evaluate_steps(self.policy, raw)[0]
+            return self.policy.evaluate(batch[Columns.OBS], batch[Columns.ACTIONS],
+                                        batch.get(Columns.ACTION_MASK))[0]
+        finally:
+            self.policy.model = live
+
+    @torch.no_grad()
+    def _move_magnet(self) -> None:
+        """magnet <- magnet + magnet_rate * (policy - magnet), after every update."""
+        if self.config.magnet_coef > 0:
+            for slow, live in zip(self._magnet().parameters(), self.policy.model.parameters()):
+                slow.lerp_(live, self.config.magnet_rate)
+
+    def _magnet(self) -> torch.nn.Module:
+        """The magnet, made from the network the first time it is needed."""
+        if self.magnet is None:
+            self.magnet = copy.deepcopy(self.policy.model).requires_grad_(False)
+        return self.magnet
+
+    def reset_optimizer(self) -> None:
+        """Forget the optimizer's moments and the magnet (a league reset loads other weights:
+        the magnet starts again from them)."""
+        super().reset_optimizer()
+        self.magnet = None
 
     @torch.no_grad()
     def _loss_stats(
@@ -245,6 +288,8 @@ class PPO(Algorithm):
             "config": asdict(self.config),
             "updating_s": self._updating_s() if self._anneal_from is not None else
             self._updated_s,
+            **({"magnet": copy.deepcopy(self._magnet().state_dict())}
+               if self.config.magnet_coef > 0 else {}),
         }
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
@@ -253,3 +298,6 @@ class PPO(Algorithm):
         self.updates = int(state["updates"])
         self._rng.set_state(state["rng"])
         self._updated_s, self._anneal_from = float(state.get("updating_s", 0.0)), None
+        self.magnet = None  # a checkpoint without one (from before the magnet) starts it here
+        if self.config.magnet_coef > 0 and state.get("magnet") is not None:
+            self._magnet().load_state_dict(state["magnet"])
