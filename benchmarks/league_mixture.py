@@ -2,9 +2,11 @@
 
 Run: ``python benchmarks/league_mixture.py [--seconds 90] [--seeds 3] [--games kuhn,goofspiel]``.
 For each game and seed, in local mode, ``examples/kuhn_league.toml`` (on goofspiel: the same
-file with ``env.game`` set to 4 cards and hidden bids) trains twice: as shipped (league
-exploiters draw opponents by PFSP), and with ``roles.league_exploiter.opponents = "mixture"``
-(they draw from the league's mixture: best responses to it). Main and league exploiters
+file with ``env.game`` set to 4 cards and hidden bids) trains in each ``--variants``: ``pfsp``
+as shipped (league exploiters draw opponents by PFSP), ``mixture`` with
+``roles.league_exploiter.opponents = "mixture"`` (they draw from the league's mixture: best
+responses to it), ``magnet`` that and PPO's magnet for every player (``magnet_coef = 0.2``,
+``magnet_rate = 0.05``). Main and league exploiters
 snapshot every 10 updates, the mixture is solved every 5 s. Printed per run: the main agent's
 last NashConv (the evaluator's, exact) and the mixture's (the driver's, exact); then the
 medians over seeds. OpenSpiel's own ``nash_conv`` agrees with both measures (tests).
@@ -25,7 +27,9 @@ GAMES = {"kuhn": [], "goofspiel": [
 COMMON = ["league.mixture.every_s=5", "league.roles.main.snapshot_every_updates=10",
           "league.roles.league_exploiter.snapshot_every_updates=10",
           "services.evaluator.nash_conv_every_s=5"]
-VARIANTS = {"pfsp": [], "mixture": ['league.roles.league_exploiter.opponents="mixture"']}
+VARIANTS = {"pfsp": [], "mixture": ['league.roles.league_exploiter.opponents="mixture"'],
+            "magnet": ['league.roles.league_exploiter.opponents="mixture"',
+                       "algorithm.magnet_coef=0.2", "algorithm.magnet_rate=0.05"]}
 
 
 def last(result: dict, player: str) -> float:
@@ -39,9 +43,11 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=90.0)
     parser.add_argument("--seeds", type=int, default=3)
     parser.add_argument("--games", default="kuhn,goofspiel")
+    parser.add_argument("--variants", default=",".join(VARIANTS))
     args = parser.parse_args()
     for game in args.games.split(","):
-        for variant, sets in VARIANTS.items():
+        for variant in args.variants.split(","):
+            sets = VARIANTS[variant]
             mains, mixtures = [], []
             for seed in range(args.seeds):
                 result = train("kuhn_league.toml", seed, args.seconds,

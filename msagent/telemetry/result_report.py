@@ -10,6 +10,7 @@ from rich.pretty import Pretty
 from rich.text import Text
 
 from msagent.telemetry.formatting import losing_share
+from msagent.vocabulary import LEAGUE_MIXTURE
 
 
 def print_result(out: Console, result: dict) -> None:
@@ -45,9 +46,10 @@ def _print_nash_convs(out: Console, measures: list[dict]) -> None:
     for player in dict.fromkeys(m["player"] for m in measures):
         mine = [m for m in measures if m["player"] == player]
         first, last = mine[0], mine[-1]
-        out.print(f"{last['player']} NashConv {last['nash_conv']:.4f} at version "
-                  f"{last['version']} (first measure {first['nash_conv']:.4f} at version "
-                  f"{first['version']}; {len(mine)} measures)")
+        at = "of {} snapshots" if player == LEAGUE_MIXTURE else "at version {}"
+        out.print(f"{player} NashConv {last['nash_conv']:.4f} {at.format(last['version'])} "
+                  f"(first measure {first['nash_conv']:.4f} {at.format(first['version'])}; "
+                  f"{len(mine)} measures)")
 
 
 MIXTURE_SHOWN = 5

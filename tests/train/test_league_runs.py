@@ -304,13 +304,17 @@ KL_PG = (f"algorithm.script={json.dumps(str(EXAMPLES / 'algorithms' / 'kl_pg.py'
 """The example user algorithm (a KL-regularized policy gradient), as its CartPole TOML sets it."""
 
 
+MAGNET = ("algorithm.magnet_coef=0.2", "algorithm.magnet_rate=0.05")
+"""PPO with its magnet (magnetic mirror descent's KL term toward a slowly following copy)."""
+
+
 @pytest.mark.slow
-@pytest.mark.parametrize("algorithm", [(), KL_PG], ids=["ppo", "user_kl_pg"])
+@pytest.mark.parametrize("algorithm", [(), KL_PG, MAGNET], ids=["ppo", "user_kl_pg", "magnet"])
 def test_a_kuhn_league_trains_until_its_main_agent_s_nash_conv_is_low(
         inline_only: str, tmp_path: Path, algorithm: tuple[str, ...]) -> None:
     """No bots: the evaluator only measures NashConv (an untrained network's is about 0.9);
-    with PPO and with the example user algorithm (``examples/algorithms/kl_pg.py``, which
-    with an lr of 1e-9 did not reach 0.7 in 20 s)."""
+    with PPO, with the example user algorithm (``examples/algorithms/kl_pg.py``, which
+    with an lr of 1e-9 did not reach 0.7 in 20 s) and with PPO's magnet."""
     cfg = smallest_league(tmp_path, KUHN_ENV, "run.stop.time_s=150", "run.stop.nash_conv=0.7",
                           "services.evaluator.nash_conv_every_s=1",
                           "services.env_worker.num_envs=32", *algorithm)
