@@ -24,19 +24,8 @@ from msagent.envs.play import SeatActor, WinDrawLoss, play_games, wdl, wilson_in
 from msagent.envs.policy_actors import MixedActor, policy_actor
 from msagent.errors import MsagentError, UserError
 from msagent.rundir import CONFIG_NAME, Checkpoint, RunDir
-from msagent.rundir.learner_layout import (
-    LEAGUE_REQUIRED_KEYS,
-    REQUIRED_KEYS,
-    checkpoint_policy,
-)
-from msagent.vocabulary import (
-    BOT,
-    BUILTIN_RANDOM,
-    LEAGUE_MIXTURE,
-    PLAYER,
-    SNAPSHOT,
-    PolicyRef,
-)
+from msagent.rundir.learner_layout import LEAGUE_REQUIRED_KEYS, REQUIRED_KEYS, checkpoint_policy
+from msagent.vocabulary import BOT, BUILTIN_RANDOM, LEAGUE_MIXTURE, PLAYER, SNAPSHOT, PolicyRef
 
 SINGLE_POLICY = "main"
 """The player name of a one-policy (non-league) run's checkpoint."""

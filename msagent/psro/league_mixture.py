@@ -60,14 +60,13 @@ class ExactMetaGame:
 
     def _add(self, member: str) -> None:
         """One new row and column: the member against every member, in both seats."""
-        n = len(self.members)
+        n, members = len(self.members), [*self.members, member]
         grown = np.zeros((2, n + 1, n + 1))
         grown[:, :n, :n] = self.payoffs
-        self.members.append(member)
         for other in range(n + 1):
-            grown[:, n, other] = self.tables.entry([member, self.members[other]])
-            grown[:, other, n] = self.tables.entry([self.members[other], member])
-        self.payoffs = grown
+            grown[:, n, other] = self.tables.entry([member, members[other]])
+            grown[:, other, n] = self.tables.entry([members[other], member])
+        self.members, self.payoffs = members, grown  # both or neither, if a pull fails
 
     def solve(self, solver: MetaSolver) -> list[np.ndarray]:
         """One distribution over the members per seat."""

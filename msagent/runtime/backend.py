@@ -150,8 +150,10 @@ class Backend(ABC):
         """Send a fire-and-forget call."""
 
     @abstractmethod
-    def report_dead(self, service: str, instance_id: str) -> None:
-        """Tell the registry an instance is dead so that every caller stops routing to it."""
+    def report_dead(self, service: str, instance_id: str, target: Any = None) -> None:
+        """Tell the registry an instance is dead so that every caller stops routing to it
+        (``target``: the instance as the caller knew it; a newer instance under the same id,
+        started since, is not the dead one and stays)."""
 
     @abstractmethod
     def publish(self, topic: str, value: Any, at_least: int = 0) -> int:

@@ -175,7 +175,7 @@ class InlineBackend(Backend):
         route.target.core.spec(method)
         route.target.fire_queue.submit(route.target.core.invoke_logged, method, args, kwargs)
 
-    def report_dead(self, service: str, instance_id: str) -> None:
+    def report_dead(self, service: str, instance_id: str, target: Any = None) -> None:
         """Inline instances do not die on their own."""
 
     def publish(self, topic: str, value: Any, at_least: int = 0) -> int:

@@ -43,10 +43,14 @@ class RegistryActor:
         self._watches.add(task)
         task.add_done_callback(self._watches.discard)
 
-    async def remove(self, service: str, instance_id: str) -> None:
-        """Stop routing to an instance (scaled down or found dead)."""
-        if self._instances.get(service, {}).pop(instance_id, None) is not None:
-            self._bump(service)
+    async def remove(self, service: str, instance_id: str, actor: str | None = None) -> None:
+        """Stop routing to an instance (scaled down or found dead); with ``actor`` (its Ray
+        actor id, hex), only if the instance registered under that id is still that actor."""
+        found = self._instances.get(service, {}).get(instance_id)
+        if found is None or (actor is not None and found._actor_id.hex() != actor):
+            return
+        del self._instances[service][instance_id]
+        self._bump(service)
 
     async def lookup(self, service: str, known_epoch: int) -> tuple[int, Any, Any] | None:
         """(epoch, specs, [(id, handle)]) of a service, or None if ``known_epoch`` is current."""

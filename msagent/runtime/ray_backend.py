@@ -184,9 +184,12 @@ class RayBackend(Backend):
         """Send the call and drop its ref (the actor logs errors)."""
         self.submit(route, method, args, kwargs)
 
-    def report_dead(self, service: str, instance_id: str) -> None:
-        """Tell the registry, without waiting."""
-        self.registry.remove.remote(service, instance_id)
+    def report_dead(self, service: str, instance_id: str, target: Any = None) -> None:
+        """Tell the registry, without waiting; only that actor is removed (a caller holding a
+        route from before, say the previous run on the same Ray, must not remove the new
+        instance that reuses its id)."""
+        actor = getattr(target, "_actor_id", None)
+        self.registry.remove.remote(service, instance_id, None if actor is None else actor.hex())
 
     def publish(self, topic: str, value: Any, at_least: int = 0) -> int:
         """Put the value in the object store once and record its ref as the next version."""

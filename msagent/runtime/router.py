@@ -74,7 +74,7 @@ class Router:
         """Stop routing to a dead instance here, and tell the registry."""
         with self._lock:
             self._routes = [r for r in self._routes if r is not route]
-        self.backend.report_dead(self.service, route.instance_id)
+        self.backend.report_dead(self.service, route.instance_id, route.target)
 
     def call(self, method: str, spec: RegisterSpec, args: tuple[Any, ...],
              kwargs: dict[str, Any]) -> Any:

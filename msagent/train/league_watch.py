@@ -85,8 +85,14 @@ class LeagueWatch:
             self._next_summary = time.monotonic() + SUMMARY_EVERY_S
 
     def _poll_mixture(self, force: bool = False) -> None:
-        """Solve the league's mixture when due (``force``: now); keep its NashConv measure."""
-        measure = self.mixture.poll(force) if self.mixture is not None else None
+        """Solve the league's mixture when due (``force``: now); keep its NashConv measure.
+        A failure costs only this solve (a pool gone with a failed run: the supervisor names
+        the dead service; the last mixture stays)."""
+        try:
+            measure = self.mixture.poll(force) if self.mixture is not None else None
+        except Exception as exc:
+            log.warning("league mixture: not solved this time: %s", exc)
+            return
         if measure is not None:
             self.nash_convs.append(measure)
 

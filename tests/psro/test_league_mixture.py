@@ -80,3 +80,14 @@ def test_a_game_with_more_seats_is_refused() -> None:
     tables = NetworkTables(three, None, lambda m: None)
     with pytest.raises(ValueError, match="two-seat"):
         ExactMetaGame(tables)
+
+
+def test_a_member_whose_weights_cannot_be_pulled_leaves_the_game_as_it_was() -> None:
+    tables = kuhn_tables()
+    game = ExactMetaGame(tables)
+    game.add(MEMBERS[:2])
+    before = game.payoffs.copy()
+    with pytest.raises(KeyError):
+        game.add(["gone:1"])  # the pool lost it (a run that failed meanwhile)
+    assert game.members == MEMBERS[:2] and np.array_equal(game.payoffs, before)
+    assert game.add(MEMBERS[2:3]) == 1 and game.payoffs.shape == (2, 3, 3)

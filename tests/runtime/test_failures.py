@@ -110,3 +110,27 @@ def test_a_call_to_every_instance_names_the_service_of_one_that_died(ray_only: s
     os.kill(handle.placements()[0]["pid"], signal.SIGKILL)
     with pytest.raises(InstanceGone, match="an instance of service Worker died during sleep"):
         handle.call_all("sleep", 0.0)
+
+
+@pytest.mark.slow
+def test_a_stale_death_report_does_not_remove_the_new_instance_under_the_same_id(
+        ray_only: str) -> None:
+    """A caller that still routes to a service's instance from before (the previous run on
+    the same Ray) finds it dead and reports it: the new ``Worker#0`` must stay routable."""
+    from msagent.runtime import state
+
+    old = launch(Worker, num=1)
+    Solver().retrieve(old, "sleep", 0.0)  # this process now routes to the old Worker#0
+    router = state.installed().routes.get("Worker", lambda name: None)
+    stale = router._routes[0]
+    old.shutdown()
+    new = launch(Worker, num=1)
+    assert new.instance_ids() == ["Worker#0"] == [stale.instance_id]
+    router._routes, router._next_refresh = [stale], time.monotonic() + 60  # a view from before
+    with pytest.raises(InstanceDiedError):
+        Solver().retrieve(new, "sleep", 0.0)  # the old actor: dead, and reported dead
+    time.sleep(1.0)  # the registry has handled the report
+    router._next_refresh = 0.0
+    pid = new.placements()[0]["pid"]
+    assert [Solver().retrieve(new, "sleep", 0.0) for _ in range(3)] == [pid] * 3
+    new.shutdown()

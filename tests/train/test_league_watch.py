@@ -16,6 +16,9 @@ from msagent.train.league_watch import LeagueWatch
 from msagent.vocabulary import ModelKey, PolicyRef
 from tests.league.helpers import play, started
 
+NO_MIXTURE = SimpleNamespace(every_s=0.0)
+"""``[league.mixture]`` off: these views have no game to solve a mixture on."""
+
 
 class LeagueHandle:
     """A service handle over a real League, counting the calls of each method."""
@@ -100,7 +103,7 @@ def test_nash_convs_and_notes_reach_the_view_the_result_and_the_console(capsys) 
     evaluator = EvaluatorHandle([{"nash_conv": [measure(1, 0.9)], "notes": ["a note"]},
                                  {"nash_conv": [measure(4, 0.5), measure(6, 0.4)]}])
     cfg = SimpleNamespace(services=SimpleNamespace(evaluator=SimpleNamespace(player="exploiter")),
-                          league=SimpleNamespace(psro=None))
+                          league=SimpleNamespace(psro=None, mixture=NO_MIXTURE))
     view = LeagueWatch(SimpleNamespace(league=handle, evaluator=evaluator, learners={}), cfg=cfg)
     view.poll({})
     assert capsys.readouterr().out == "evaluator: a note\n"
@@ -137,7 +140,7 @@ def test_the_judge_s_exams_reach_the_view_the_scalars_the_result_and_the_console
     evaluator = EvaluatorHandle([{"judged": [exam(2, (100, 60))]},
                                  {"judged": [exam(9, (10, 5))]}])
     cfg = SimpleNamespace(services=SimpleNamespace(evaluator=SimpleNamespace(player="main")),
-                          league=SimpleNamespace(psro=None))
+                          league=SimpleNamespace(psro=None, mixture=NO_MIXTURE))
     view = LeagueWatch(SimpleNamespace(league=LeagueHandle(started()), evaluator=evaluator,
                                        learners={}), cfg=cfg)
     view.poll({})
@@ -183,7 +186,7 @@ class LearnerHandle:
 def test_a_resumed_run_s_nash_conv_history_goes_on_from_its_checkpoint(tmp_path) -> None:
     handle = LeagueHandle(started())
     cfg = SimpleNamespace(services=SimpleNamespace(evaluator=SimpleNamespace(player="main")),
-                          league=SimpleNamespace(psro=None))
+                          league=SimpleNamespace(psro=None, mixture=NO_MIXTURE))
 
     def watch_with(drains: list[dict[str, Any]]) -> LeagueWatch:
         services = SimpleNamespace(league=handle, evaluator=EvaluatorHandle(drains),
