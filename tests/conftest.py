@@ -78,14 +78,23 @@ def _shared_ray(request: pytest.FixtureRequest) -> Iterator[None]:
     """Slow tests share the worker's Ray: a run in Ray mode joins it (as a run does a Ray it
     did not start) instead of paying ~8 s to start and stop its own; its topics are dropped
     afterwards so that the next run cannot adopt them."""
-    if request.node.get_closest_marker("slow") is None or \
+    global _ray_backend
+    runs = request.node.path.parent.name in SHARED_RAY_FOLDERS
+    if not runs or request.node.get_closest_marker("slow") is None or \
             request.node.get_closest_marker("own_ray") is not None:
         yield
         return
+    if _ray_backend is not None and not _ray_backend._ray.is_initialized():
+        _ray_backend = None  # a test stopped Ray itself: start it again
     ray_backend()
     yield
-    if _ray_backend is not None and state.installed() is None:
+    if _ray_backend is not None and _ray_backend._ray.is_initialized() and \
+            state.installed() is None:
         _ray_backend.forget_topics()
+
+
+SHARED_RAY_FOLDERS = {"train", "envs", "platform", "exporting", "policy", "league", "psro"}
+"""Test folders whose slow tests run whole trainings (not the runtime's own Ray tests)."""
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
