@@ -12,9 +12,11 @@ from msagent.psro.neural import NetworkTables, exact_game_of
 from msagent.vocabulary import PolicyRef
 
 
-def snapshot_tables(cfg: TrainConfig, pull: Callable[[str], Any]) -> NetworkTables | str:
+def snapshot_tables(cfg: TrainConfig, pull: Callable[[str], Any],
+                    max_nodes: int | None = None) -> NetworkTables | str:
     """The snapshots as tables (``pull``: snapshot id -> its weights), each loaded into its
-    owner's network (a player's own agent script); or why the game has none."""
+    owner's network (a player's own agent script); or why the game has none (``max_nodes``:
+    a larger tree is refused)."""
     from msagent.user_scripts import build_policy
 
     found = exact_game_of(str(cfg.scripts.env), cfg.env)
@@ -29,6 +31,7 @@ def snapshot_tables(cfg: TrainConfig, pull: Callable[[str], Any]) -> NetworkTabl
         return policies[agent]
 
     try:
-        return NetworkTables(found[0], None, pull, found[1], policy_of=policy_of)
+        return NetworkTables(found[0], None, pull, found[1], policy_of=policy_of,
+                             max_nodes=max_nodes)
     except ValueError as exc:  # too large, uneven information states
         return str(exc)

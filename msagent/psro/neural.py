@@ -77,14 +77,16 @@ class NetworkTables:
         greedy: Members play their most likely action (``member_play = "greedy"``).
         policy_of: Member id -> the policy its weights load into, where members differ in
             network (league players with their own agent script); else ``policy`` serves all.
+        max_nodes: Larger game trees are refused (ValueError; None: the exact tools' cap).
     """
 
     def __init__(self, game: Any, policy: Any, pull: Callable[[str], Any],
                  adapter: OpenSpielAdapter | None = None, greedy: bool = False,
-                 policy_of: Callable[[str], Any] | None = None) -> None:
-        from msagent.psro.game_tree import build_tree
+                 policy_of: Callable[[str], Any] | None = None,
+                 max_nodes: int | None = None) -> None:
+        from msagent.psro.game_tree import MAX_NODES, build_tree
 
-        self.game, self.tree = game, build_tree(game)
+        self.game, self.tree = game, build_tree(game, max_nodes or MAX_NODES)
         self.inputs = InfostateInputs(game, self.tree, adapter)
         self.policy, self.pull, self.greedy = policy, pull, greedy
         self.policy_of = policy_of or (lambda member: self.policy)

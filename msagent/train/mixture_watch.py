@@ -45,7 +45,9 @@ class MixtureWatch:
         spec = cfg.league.mixture
         if spec.every_s <= 0 or cfg.league.psro is not None:
             return None
-        tables = snapshot_tables(cfg, lambda m: pull_weights(PolicyRef.parse(m).key))
+        # as large a tree as the evaluator's live NashConv takes (the driver holds this one)
+        tables = snapshot_tables(cfg, lambda m: pull_weights(PolicyRef.parse(m).key),
+                                 cfg.services.evaluator.nash_conv_max_histories)
         if isinstance(tables, str) or tables.tree.num_players != 2:
             why = tables if isinstance(tables, str) else "the game has more than two seats"
             log.info("league mixture: not computed (%s); it needs a small two-seat "
