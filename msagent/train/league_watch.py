@@ -9,7 +9,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from msagent.errors import ServiceDiedError
+from msagent.errors import ConfigError, ServiceDiedError
 from msagent.league.report import ladder_text, lineage_text, save_heatmap
 from msagent.rundir import RunDir
 from msagent.services.league import LeagueService
@@ -90,6 +90,10 @@ class LeagueWatch:
         the dead service; the last mixture stays)."""
         try:
             measure = self.mixture.poll(force) if self.mixture is not None else None
+        except ConfigError as exc:  # a solver that cannot solve this game will not later
+            log.warning("league mixture: off for this run: %s", exc)
+            self.mixture = None
+            return
         except Exception as exc:
             log.warning("league mixture: not solved this time: %s", exc)
             return

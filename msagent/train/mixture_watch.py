@@ -1,4 +1,4 @@
-"""The driver's part of the league's mixture: on a small two-seat sequential OpenSpiel game,
+"""The driver's part of the league's mixture: on a small two-seat OpenSpiel game,
 every ``[league.mixture] every_s`` the league's new snapshots join the exact meta-game, which
 is solved; the mixture goes to the league (its state, its checkpoints) and its NashConv to the
 measures beside the main agent's (``nash_conv/league``)."""
@@ -51,7 +51,7 @@ class MixtureWatch:
         if isinstance(tables, str) or tables.tree.num_players != 2:
             why = tables if isinstance(tables, str) else "the game has more than two seats"
             log.info("league mixture: not computed (%s); it needs a small two-seat "
-                     "sequential OpenSpiel game", why)
+                     "OpenSpiel game", why)
             return None
         return cls(ExactMetaGame(tables), call, spec.every_s, spec.solver, spec.max_members)
 
