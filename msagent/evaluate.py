@@ -262,11 +262,12 @@ def _mixture_actor(path: Path, found: Checkpoint, build: Callable[..., Any], see
     if not mixture:
         raise UserError(f"the checkpoint of {path} holds no league mixture ([league.mixture]: "
                         "small two-seat OpenSpiel games)")
-    members = sorted({m for seat in mixture["seats"] for m in seat})
+    from msagent.psro.league_mixture import members_and_weights
+
+    members, weights = members_and_weights(mixture)
     files = RunDir(path).snapshots
     actors = [policy_actor(build(seed, PolicyRef.parse(m).name),
-                            files.load(PolicyRef.parse(m).key), deterministic) for m in members]
-    weights = [[seat.get(m, 0.0) for m in members] for seat in mixture["seats"]]
+                           files.load(PolicyRef.parse(m).key), deterministic) for m in members]
     return MixedActor(actors, weights, seed), f"league (mixture of {len(members)} snapshots)"
 
 
@@ -382,8 +383,7 @@ def _refuse_single_policy(run: RunDir) -> None:
 
 def _refuse_exact_psro(run: RunDir) -> None:
     """A clear error for an exact PSRO run, whose members are tables, not networks."""
-    from msagent.psro.checkpoint import REQUIRED_KEYS as PSRO_KEYS
-    from msagent.psro.checkpoint import newest_checkpoint
+    from msagent.psro.checkpoint import REQUIRED_KEYS as PSRO_KEYS, newest_checkpoint
 
     found = newest_checkpoint(run)
     if found is not None and all(k in found.state for k in PSRO_KEYS):

@@ -80,6 +80,7 @@ def export_league_mixture(run_dir: str | Path, out: Path) -> TableExport:
     from msagent.exporting.snapshot_tables import snapshot_tables
     from msagent.psro.checkpoint import newest_checkpoint
     from msagent.psro.game_tree import sequential_form
+    from msagent.psro.league_mixture import members_and_weights
     from msagent.psro.tabular_io import write_policy
     from msagent.rundir import RunDir
     from msagent.vocabulary import PolicyRef
@@ -95,8 +96,8 @@ def export_league_mixture(run_dir: str | Path, out: Path) -> TableExport:
                              lambda m: run.snapshots.load(PolicyRef.parse(m).key))
     if isinstance(tables, str):
         raise UserError(f"cannot write the league's mixture of {run_dir}: {tables}")
-    members = sorted({m for seat in mixture["seats"] for m in seat})
-    metas = [np.array([seat.get(m, 0.0) for m in members]) for seat in mixture["seats"]]
+    members, weights = members_and_weights(mixture)
+    metas = [np.array(w) for w in weights]
     try:
         profile = tables.mixture([members, members], metas)
     except FileNotFoundError as exc:

@@ -26,15 +26,7 @@ from msagent.league.players import Historical, Player
 from msagent.league.ratings import Elo, OpenSkillRating
 from msagent.league.roles import Role, make_role
 from msagent.league.settings import PSRO, LeagueSettings, PlayerSpec
-from msagent.vocabulary import (
-    BOT,
-    PLAYER,
-    SNAPSHOT,
-    EpisodeResult,
-    Match,
-    ModelKey,
-    PolicyRef,
-)
+from msagent.vocabulary import BOT, PLAYER, SNAPSHOT, EpisodeResult, Match, ModelKey, PolicyRef
 
 STATE_VERSION = 1
 """Version of the :meth:`League.state_dict` layout."""
@@ -202,8 +194,7 @@ class League:
                    for pid, p in self.players.items()}
         return {"players": players, "population": len(self.players) + len(self.historical),
                 "historical": len(self.historical), "matches": self.reported,
-                "rejected": self.rejected,
-                **({"mixture": self.mixture} if self.mixture is not None else {})}
+                "rejected": self.rejected}
 
     def state_dict(self) -> dict[str, Any]:
         """The whole state as plain JSON-able data."""

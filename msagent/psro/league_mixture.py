@@ -84,6 +84,13 @@ class ExactMetaGame:
         return self.tables.mixture([self.members, self.members], metas)
 
 
+def members_and_weights(record: dict[str, Any]) -> tuple[list[str], list[list[float]]]:
+    """A :func:`mixture_record`'s snapshots (sorted) and each seat's weight on each of them
+    (0 off its support): what playing or writing the mixture needs."""
+    members = sorted({m for seat in record["seats"] for m in seat})
+    return members, [[seat.get(m, 0.0) for m in members] for seat in record["seats"]]
+
+
 def mixture_record(members: Sequence[str], metas: Sequence[np.ndarray], nash_conv: float,
                    time_s: float, keep: float = 1e-4) -> dict[str, Any]:
     """The mixture as plain data: per seat, the members with weight above ``keep`` (the
