@@ -1,6 +1,6 @@
 """The ``msagent`` command line: ``msagent train CONFIG``, ``msagent stop RUN_DIR``,
 ``msagent evaluate RUN_DIR``, ``msagent league RUN_DIR``, ``msagent dashboard RUN_DIR``,
-``msagent export RUN_DIR OUT``, ``msagent validate-env SCRIPT``,
+``msagent export RUN_DIR OUT``, ``msagent exploit RUN_DIR``, ``msagent validate-env SCRIPT``,
 the game-client gateway (``msagent serve CONFIG``, ``msagent ingest CONFIG``,
 ``msagent tokens create|list|revoke CONFIG``) and ``msagent version``.
 
@@ -395,3 +395,7 @@ from msagent.gateway.commands import serve_command, tokens_app  # noqa: E402
 
 app.command("serve")(serve_command)
 app.add_typer(tokens_app)
+# approximate exploitability: `msagent exploit RUN_DIR --player P|league --budget 90s`
+from msagent.exploit.command import exploit_command  # noqa: E402
+
+app.command("exploit")(exploit_command)

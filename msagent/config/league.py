@@ -36,7 +36,7 @@ from msagent.config.mixture import MixtureSection
 from msagent.config.psro import PSROSection
 from msagent.league.matchmaking import WEIGHTINGS
 from msagent.league.settings import (
-    MAIN, PSRO, ROLE_NAMES, LeagueExploiterSettings, LeagueSettings, MainExploiterSettings,
+    BEST_RESPONSE, MAIN, PSRO, ROLE_NAMES, LeagueExploiterSettings, LeagueSettings, MainExploiterSettings,
     MainSettings, PlayerSpec, SnapshotSettings,
 )
 from msagent.script_loader import is_script_ref
@@ -76,7 +76,8 @@ class LeaguePlayerSection(Section):
 
     Attributes:
         id: The policy id (with ``count > 1``: the prefix of ``<id>_0``, ``<id>_1``, ...).
-        role: One of ``main``, ``main_exploiter``, ``league_exploiter``.
+        role: One of ``main``, ``main_exploiter``, ``league_exploiter`` (or ``best_response``:
+            plays only the league's mixture, the role ``msagent exploit`` gives its learner).
         count: How many players of this entry.
         env_share: Env slots this entry's players get relative to the others (round robin
             over all env slots; 2 gives a player twice the games, and twice the batch, of a
@@ -137,7 +138,7 @@ class LeaguePlayerSection(Section):
     @classmethod
     def _known_role(cls, value: str) -> str:
         """Name the known roles when an unknown one is given (or a user's ``roles.py:Class``)."""
-        if value not in ROLE_NAMES and not is_script_ref(value):
+        if value not in (*ROLE_NAMES, BEST_RESPONSE) and not is_script_ref(value):
             raise ValueError(f"unknown role {value!r}; expected one of {list(ROLE_NAMES)} or "
                              "a role class of your own, 'path/to/roles.py:ClassName'")
         return value
@@ -232,6 +233,9 @@ class LeagueSection(Section):
         bots: Scripted bots: name -> script path (relative to the TOML's folder, kept as written).
         psro: ``[league.psro]``: run PSRO (meta-solver, oracle, iterations) instead of roles.
         mixture: ``[league.mixture]``: the snapshots mixed by a meta-solver (small games).
+        frozen_agents: Agent scripts of frozen snapshots whose owners are not players of this
+            league (owner id -> script): another run's players, which ``msagent exploit``
+            plays against.
     """
 
     payoff_decay: float = Field(LeagueSettings.payoff_decay, gt=0, le=1)
@@ -243,6 +247,7 @@ class LeagueSection(Section):
     bots: dict[str, str] = Field(default_factory=dict)
     psro: PSROSection | None = None
     mixture: MixtureSection = Field(default_factory=MixtureSection)
+    frozen_agents: dict[str, str] = Field(default_factory=dict)
 
     @field_validator("bots")
     @classmethod
@@ -269,7 +274,8 @@ class LeagueSection(Section):
             raise ValueError("[[league.players]] agent, algorithm, learner and buffer are not "
                              "used under [league.psro]: its best responses share [scripts] "
                              "agent, [algorithm] and [services]")
-        if not any(p.role == MAIN for p in self.players):
+        if not any(p.role == MAIN for p in self.players) and \
+                not all(p.role == BEST_RESPONSE for p in self.players):
             raise ValueError("[[league.players]] needs at least one player with role = 'main'")
         unknown = [b for b in self.roles.main.bot_opponents if b not in self.bots]
         if unknown:

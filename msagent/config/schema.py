@@ -151,9 +151,12 @@ class TrainConfig(Section):
         return self.league.entry_of(player) if self.league is not None else None
 
     def agent_of(self, player: str) -> Path:
-        """A league player's agent script (its network): its entry's ``agent``, else
-        ``[scripts] agent`` (also for PSRO's players and a single-policy run)."""
+        """A league player's agent script (its network): its entry's ``agent``, a frozen
+        owner's ``[league] frozen_agents`` entry, else ``[scripts] agent`` (also for PSRO's
+        players and a single-policy run)."""
         entry = self._entry(player)
+        if entry is None and self.league is not None and player in self.league.frozen_agents:
+            return Path(self.league.frozen_agents[player])
         return Path(entry.agent) if entry is not None and entry.agent else self.scripts.agent
 
     def player_learner(self, player: str) -> LearnerSection:

@@ -100,8 +100,10 @@ class League:
         seats = tuple(player.ref if i == learner_seat else
                       self._checked(role, role.opponent_at(self, player, i, self.rng))
                       for i in range(num_seats))
-        # Weighted seats are drawn here; the worker must not even them out by swapping.
-        return Match(seats, learner_seat, fixed is not None or player_id in self._seat_probs)
+        # Weighted seats and opponents drawn for their seat are final: the worker must not
+        # even the seats out by swapping.
+        return Match(seats, learner_seat, fixed is not None or role.seat_specific()
+                     or player_id in self._seat_probs)
 
     def _checked(self, role: Role, ref: Any) -> PolicyRef:
         """A role's opponent, refused (naming the role) unless it is a known participant."""

@@ -17,7 +17,7 @@ from msagent.errors import ScriptError
 from msagent.league.payoff import PayoffTable
 from msagent.league.players import Historical, Player
 from msagent.league.settings import (
-    LEAGUE_EXPLOITER, MAIN, MAIN_EXPLOITER, PSRO, ROLE_NAMES, LeagueExploiterSettings,
+    BEST_RESPONSE, LEAGUE_EXPLOITER, MAIN, MAIN_EXPLOITER, PSRO, ROLE_NAMES, LeagueExploiterSettings,
     LeagueSettings, MainExploiterSettings, MainSettings, SnapshotSettings,
 )
 from msagent.script_loader import is_script_ref, load_script
@@ -76,6 +76,11 @@ class Role:
     def fixed_seat(self, view: LeagueView, player: Player) -> int | None:
         """The one seat the player plays (None: a random seat each match)."""
         return None
+
+    def seat_specific(self) -> bool:
+        """Whether an opponent is drawn for the seat it takes (then a match's seats must not
+        be swapped by the env worker)."""
+        return False
 
     def opponent_at(self, view: LeagueView, player: Player, seat: int,
                     rng: np.random.Generator) -> PolicyRef:
@@ -196,6 +201,10 @@ class LeagueExploiterRole(Role):
     name = LEAGUE_EXPLOITER
     settings: LeagueExploiterSettings
 
+    def seat_specific(self) -> bool:
+        """Drawn from the mixture's weights for each seat: yes."""
+        return self.settings.opponents == "mixture"
+
     def opponent_at(self, view: LeagueView, player: Player, seat: int,
                     rng: np.random.Generator) -> PolicyRef:
         """With ``opponents = "mixture"`` and a mixture solved: a snapshot drawn by its
@@ -221,6 +230,35 @@ def mixture_weights(view: LeagueView, seat: int) -> dict[str, float]:
     seats = (getattr(view, "mixture", None) or {}).get("seats") or []
     weights = seats[seat % len(seats)] if seats else {}
     return {k: w for k, w in weights.items() if k in view.historical}
+
+
+class BestResponseRole(Role):
+    """A best response to the league's mixture (``msagent exploit``): every opponent drawn by
+    the mixture's weights for its seat; snapshotted once (its start), never reset."""
+
+    name = BEST_RESPONSE
+
+    def seat_specific(self) -> bool:
+        """Drawn for the seat: yes."""
+        return True
+
+    def opponent_at(self, view: LeagueView, player: Player, seat: int,
+                    rng: np.random.Generator) -> PolicyRef:
+        """A member of the mixture by its weights for ``seat``.
+
+        Raises:
+            ValueError: the league has no mixture (nothing to respond to).
+        """
+        weights = mixture_weights(view, seat)
+        if not weights:
+            raise ValueError(f"role {self.name!r} needs the league's mixture to play; the league "
+                             "has none (msagent exploit starts the league with one)")
+        return from_distribution([PolicyRef.parse(k) for k in weights],
+                                 np.array(list(weights.values())), rng)
+
+    def should_snapshot(self, view: LeagueView, player: Player, updates: int) -> bool:
+        """Only its start (the league's snapshots are what it plays, not its own)."""
+        return not player.snapshots
 
 
 class PSRORole(Role):
@@ -270,7 +308,7 @@ class PSRORole(Role):
 
 ROLES: dict[str, type[Role]] = {
     MAIN: MainRole, MAIN_EXPLOITER: MainExploiterRole, LEAGUE_EXPLOITER: LeagueExploiterRole,
-    PSRO: PSRORole,
+    PSRO: PSRORole, BEST_RESPONSE: BestResponseRole,
 }
 """Role classes by name."""
 

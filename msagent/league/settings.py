@@ -17,7 +17,9 @@ ROLE_NAMES = (MAIN, MAIN_EXPLOITER, LEAGUE_EXPLOITER)
 
 PSRO = "psro"
 """The role of the best response PSRO trains (made by ``[league.psro]``, not listed by users)."""
-"""The roles a player can have."""
+BEST_RESPONSE = "best_response"
+"""A player that plays only the league's mixture, by its weights for each seat, and is never
+reset: ``msagent exploit``'s learner against a frozen player or mixture of another run."""
 
 
 @dataclass(frozen=True)
@@ -154,7 +156,7 @@ class LeagueSettings:
 
     def role_settings(self, role: str) -> SnapshotSettings:
         """The settings of ``role`` (a user's role starts from the defaults)."""
-        if role == PSRO or is_script_ref(role):
+        if role in (PSRO, BEST_RESPONSE) or is_script_ref(role):
             return SnapshotSettings()
         if role not in ROLE_NAMES:
             raise ValueError(f"unknown role {role!r}; known: {list(ROLE_NAMES)}")

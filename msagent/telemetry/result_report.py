@@ -60,8 +60,10 @@ def _print_mixture(out: Console, mixture: dict | None) -> None:
     """The league's mixture: its heaviest members per seat and its NashConv."""
     if not mixture:
         return
+    measured = mixture.get("nash_conv")
     out.print(Text(f"league mixture of {mixture['members']} snapshots, NashConv "
-                   f"{mixture['nash_conv']:.4f}:", style="bold"))
+                   + (f"{measured:.4f}:" if measured is not None else "not measured:"),
+                   style="bold"))
     for seat, weights in enumerate(mixture["seats"]):
         top = list(weights.items())[:MIXTURE_SHOWN]
         rest = len(weights) - len(top)

@@ -49,13 +49,16 @@ class TrainingError(MsagentError, RuntimeError):
 
 
 def run_training(cfg: TrainConfig, run_dir: RunDir | None = None,
-                 resume: bool | ResumePlan = False) -> dict[str, Any]:
+                 resume: bool | ResumePlan = False,
+                 league_start: dict[str, Any] | None = None) -> dict[str, Any]:
     """Train as the config says; return the final figures (also shown by ``msagent train``).
 
     Starts the backend ``run.mode`` names and shuts it down at the end, unless this process
     already had one (chosen with ``msagent.init``, or a test's): then it uses that one and
     stops only the services it launched, leaving the backend (and its Ray) running.
     ``resume`` is True (find the checkpoint here) or the plan the CLI already checked.
+    ``league_start``: a fresh league run starts from this league state (its snapshots in the
+    run directory): ``msagent exploit``'s frozen target.
     """
     if cfg.league is not None and cfg.league.psro is not None and \
             cfg.league.psro.oracle == "exact":
@@ -64,15 +67,16 @@ def run_training(cfg: TrainConfig, run_dir: RunDir | None = None,
         return run_psro(cfg, run_dir, resume=bool(resume))
     with log_to_file(run_dir.log_path) if run_dir else nullcontext():
         try:
-            return _train(cfg, run_dir, _plan(cfg, run_dir, resume))
+            return _train(cfg, run_dir, _plan(cfg, run_dir, resume), league_start)
         except BaseException as exc:
             log.error("the run failed: %s", exc, exc_info=exc)
             raise
 
 
-def _train(cfg: TrainConfig, run_dir: RunDir | None, plan: ResumePlan | None) -> dict[str, Any]:
+def _train(cfg: TrainConfig, run_dir: RunDir | None, plan: ResumePlan | None,
+           league_start: dict[str, Any] | None = None) -> dict[str, Any]:
     """Start the backend and the services, train, and shut down what this run started."""
-    run = _run_info(run_dir, plan)
+    run = _run_info(run_dir, plan, league_start)
     if plan is None and not cfg.run.address:
         # the policy built once here: a broken script fails now, alike in both modes, before
         # Ray or any service starts (resume: checked; a cluster's driver may lack the game)
@@ -107,11 +111,13 @@ def _plan(cfg: TrainConfig, run_dir: RunDir | None, resume: bool | ResumePlan) -
     return plan_resume(cfg, run_dir)
 
 
-def _run_info(run_dir: RunDir | None, plan: ResumePlan | None) -> RunInfo:
+def _run_info(run_dir: RunDir | None, plan: ResumePlan | None,
+              league_start: dict[str, Any] | None = None) -> RunInfo:
     """Identity and resume point of this run (a resumed run keeps its id)."""
     run_id = run_dir.run_id if run_dir else f"run-{time.time_ns():x}"
     if plan is None:
-        return RunInfo(str(run_dir.path) if run_dir else None, run_id)
+        return RunInfo(str(run_dir.path) if run_dir else None, run_id,
+                       league_state=league_start)
     generation = int(plan.run.get("generation", 0)) + 1
     return RunInfo(str(run_dir.path) if run_dir else None, plan.run.get("run_id", run_id),
                    plan.step, generation, plan.league)

@@ -109,7 +109,8 @@ def stop_started(started: list[ServiceHandle]) -> None:
 
 def policy_scripts(cfg: TrainConfig) -> PolicyScripts:
     """The user's scripts and env parameters, as every service needs them."""
-    agents = {p: str(cfg.agent_of(p)) for p in (cfg.league.player_ids() if cfg.league else ())}
+    owners = [*cfg.league.player_ids(), *cfg.league.frozen_agents] if cfg.league else []
+    agents = {p: str(cfg.agent_of(p)) for p in owners}
     return PolicyScripts(str(cfg.scripts.env), str(cfg.scripts.agent), dict(cfg.env),
                          cfg.run.seed, {p: a for p, a in agents.items()
                                         if a != str(cfg.scripts.agent)})
