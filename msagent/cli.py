@@ -23,15 +23,14 @@ from rich.console import Console
 from rich.text import Text
 
 from msagent.errors import ServiceDiedError, UserError
+from msagent.exits import INTERRUPTED_EXIT, RUNTIME_ERROR_EXIT, USER_ERROR_EXIT
+from msagent.exits import fail as _fail
 
 if TYPE_CHECKING:
     from msagent.config import TrainConfig
     from msagent.rundir import RunDir
 
-USER_ERROR_EXIT = 2
 CONFIG_ERROR_EXIT = USER_ERROR_EXIT
-RUNTIME_ERROR_EXIT = 1
-INTERRUPTED_EXIT = 130
 
 app = typer.Typer(
     name="msagent", help="League training for game AI, from one laptop to a cluster.",
@@ -382,12 +381,6 @@ def _is_msagent(exc: BaseException) -> bool:
     from msagent.errors import MsagentError
 
     return isinstance(exc, MsagentError)
-
-
-def _fail(message: str, code: int) -> NoReturn:
-    """Print ``message`` in red on stderr (no traceback) and exit with ``code``."""
-    Console(stderr=True, soft_wrap=True).print(Text(message, style="red"))
-    raise typer.Exit(code)
 
 
 # the game-client gateway: `msagent serve CONFIG`, `msagent tokens create|list|revoke CONFIG`

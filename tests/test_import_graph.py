@@ -22,7 +22,7 @@ LAYERS: list[set[str]] = [
     # the top-level modules and subpackages of msagent, bottom to top: a module may import its
     # own layer and those below it. "msagent" is the package's __init__ (the public facade).
     {"errors", "vocabulary", "credentials", "algorithm_ranges", "algorithm_config", "version",
-     "script_loader"},                                    # foundation: plain values
+     "script_loader", "exits"},                           # foundation: plain values
     {"policy", "buffer", "model_pool", "rundir", "experience"},  # pure libraries ...
     {"envs"},
     {"user_scripts", "telemetry", "callbacks"},  # callbacks: the user's hooks
@@ -37,6 +37,7 @@ LAYERS: list[set[str]] = [
     {"gateway"},                                          # HTTP gateway (serves the model store)
     {"dashboard"},                                        # served with the gateway's limits
     {"train"},                                            # wires services into a run
+    {"exploit"},                                          # best responses to a run's players
     {"cli", "__main__"},
 ]
 

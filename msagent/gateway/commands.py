@@ -8,20 +8,19 @@ from __future__ import annotations
 
 import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, NoReturn
+from typing import TYPE_CHECKING
 
 import typer
 from rich.console import Console
 from rich.table import Column, Table
-from rich.text import Text
 
 from msagent.errors import UserError
+from msagent.exits import fail as _fail
 
 if TYPE_CHECKING:
     from msagent.config.gateway import GatewayConfig
     from msagent.gateway.tokens import TokenStore
 
-USER_ERROR_EXIT = 2
 
 tokens_app = typer.Typer(name="tokens", no_args_is_help=True, rich_markup_mode="markdown",
                          help="Per-client API tokens of the gateway (stored hashed).")
@@ -149,7 +148,3 @@ def _date(stamp: float | None) -> str:
     return datetime.datetime.fromtimestamp(stamp).strftime("%Y-%m-%d %H:%M")
 
 
-def _fail(message: str) -> NoReturn:
-    """One red line on stderr, exit 2 (the user can fix it)."""
-    Console(stderr=True, soft_wrap=True).print(Text(message, style="red"))
-    raise typer.Exit(USER_ERROR_EXIT)

@@ -21,7 +21,7 @@ from msagent.telemetry.stopping import stop_reason
 from msagent.services.inference import InferenceServer, mean_batch_size
 from msagent.services.learner import Learner
 from msagent.services.looping import Looping, Stoppable
-from msagent.train.resume import ResumePlan, plan_resume
+from msagent.train.resume import ResumePlan, resume_plan, run_info
 from msagent.train.signals import STOP_FILE_REASON, StopFile, StopSignals
 from msagent.train.feed_watch import FeedWatch
 from msagent.train.initial_weights import build_each_network
@@ -67,7 +67,7 @@ def run_training(cfg: TrainConfig, run_dir: RunDir | None = None,
         return run_psro(cfg, run_dir, resume=bool(resume))
     with log_to_file(run_dir.log_path) if run_dir else nullcontext():
         try:
-            return _train(cfg, run_dir, _plan(cfg, run_dir, resume), league_start)
+            return _train(cfg, run_dir, resume_plan(cfg, run_dir, resume), league_start)
         except BaseException as exc:
             log.error("the run failed: %s", exc, exc_info=exc)
             raise
@@ -76,7 +76,7 @@ def run_training(cfg: TrainConfig, run_dir: RunDir | None = None,
 def _train(cfg: TrainConfig, run_dir: RunDir | None, plan: ResumePlan | None,
            league_start: dict[str, Any] | None = None) -> dict[str, Any]:
     """Start the backend and the services, train, and shut down what this run started."""
-    run = _run_info(run_dir, plan, league_start)
+    run = run_info(run_dir, plan, league_start)
     if plan is None and not cfg.run.address:
         # the policy built once here: a broken script fails now, alike in both modes, before
         # Ray or any service starts (resume: checked; a cluster's driver may lack the game)
@@ -100,27 +100,6 @@ def _train(cfg: TrainConfig, run_dir: RunDir | None, plan: ResumePlan | None,
             _shutdown(services)
         if run_dir is not None:  # the pool's spilled snapshots lived only as long as the pool
             shutil.rmtree(run_dir.path / SPILL_NAME, ignore_errors=True)
-
-
-def _plan(cfg: TrainConfig, run_dir: RunDir | None, resume: bool | ResumePlan) -> ResumePlan | None:
-    """The resume plan: given, found in the run directory, or None for a fresh run."""
-    if isinstance(resume, ResumePlan) or not resume:
-        return resume or None
-    if run_dir is None:
-        raise ValueError("resume=True needs the run directory to resume")
-    return plan_resume(cfg, run_dir)
-
-
-def _run_info(run_dir: RunDir | None, plan: ResumePlan | None,
-              league_start: dict[str, Any] | None = None) -> RunInfo:
-    """Identity and resume point of this run (a resumed run keeps its id)."""
-    run_id = run_dir.run_id if run_dir else f"run-{time.time_ns():x}"
-    if plan is None:
-        return RunInfo(str(run_dir.path) if run_dir else None, run_id,
-                       league_state=league_start)
-    generation = int(plan.run.get("generation", 0)) + 1
-    return RunInfo(str(run_dir.path) if run_dir else None, plan.run.get("run_id", run_id),
-                   plan.step, generation, plan.league)
 
 
 def _shutdown(services: Services) -> None:

@@ -7,6 +7,7 @@ to, so a resume that cannot work fails with nothing changed.
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -16,6 +17,7 @@ from msagent.errors import ConfigError
 from msagent.rundir import Checkpoint, RunDir
 from msagent.services.learner import LEAGUE_REQUIRED_KEYS, REQUIRED_KEYS, policy_weights
 from msagent.train.initial_weights import fresh_weights, mismatch
+from msagent.train.run_services import RunInfo
 
 log = logging.getLogger("msagent.train")
 
@@ -91,3 +93,25 @@ def _check_fits(cfg: TrainConfig, found: Checkpoint, path: str, player: str | No
     if problem:
         raise ConfigError(f"cannot resume from {path}: "
                           + (f"player {player!r}: " if player else "") + problem)
+
+
+def resume_plan(cfg: TrainConfig, run_dir: RunDir | None,
+                resume: bool | ResumePlan) -> ResumePlan | None:
+    """The resume plan: given, found in the run directory, or None for a fresh run."""
+    if isinstance(resume, ResumePlan) or not resume:
+        return resume or None
+    if run_dir is None:
+        raise ValueError("resume=True needs the run directory to resume")
+    return plan_resume(cfg, run_dir)
+
+
+def run_info(run_dir: RunDir | None, plan: ResumePlan | None,
+             league_start: dict[str, Any] | None = None) -> RunInfo:
+    """Identity and resume point of this run (a resumed run keeps its id)."""
+    run_id = run_dir.run_id if run_dir else f"run-{time.time_ns():x}"
+    if plan is None:
+        return RunInfo(str(run_dir.path) if run_dir else None, run_id,
+                       league_state=league_start)
+    generation = int(plan.run.get("generation", 0)) + 1
+    return RunInfo(str(run_dir.path) if run_dir else None, plan.run.get("run_id", run_id),
+                   plan.step, generation, plan.league)
