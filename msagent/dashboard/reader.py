@@ -20,6 +20,10 @@ from msagent.rundir.directory import CONFIG_NAME, MARKER
 from msagent.rundir.feed import FEED_DIR, FEED_FORMAT, STATE_FILE, TIMELINE_FILE
 
 MAX_CONFIG_CHARS = 200_000
+EXPLOITS_FILE = "exploits.jsonl"
+"""``msagent exploit``'s records of a run (``msagent.exploit.run.HISTORY``)."""
+MAX_EXPLOITS = 200
+"""The newest exploits shown."""
 MAX_TIMELINE_POINTS = 2_000
 """Longer timelines are thinned evenly (the newest point kept) so that pages stay small."""
 
@@ -35,6 +39,7 @@ class RunFiles:
             shown as ``***``.
         state: The feed's newest state, or one rebuilt from the newest checkpoint (None: neither).
         timeline: The feed's timeline points, oldest first.
+        exploits: ``msagent exploit``'s records of the run, oldest first.
         checkpoints: Checkpoint steps found, oldest first.
         source: Where ``state`` came from: ``"feed"``, ``"checkpoint"`` or ``"none"``.
         warnings: What could not be read, in words.
@@ -45,6 +50,7 @@ class RunFiles:
     config: str = ""
     state: dict[str, Any] | None = None
     timeline: list[dict[str, Any]] = field(default_factory=list)
+    exploits: list[dict[str, Any]] = field(default_factory=list)
     checkpoints: list[int] = field(default_factory=list)
     source: str = "none"
     warnings: list[str] = field(default_factory=list)
@@ -70,7 +76,7 @@ def stamp(path: Path) -> str:
     is rewritten (modification times and sizes, no reading)."""
     parts = []
     for name in (f"{FEED_DIR}/{STATE_FILE}", f"{FEED_DIR}/{TIMELINE_FILE}", "checkpoints",
-                 CONFIG_NAME):
+                 CONFIG_NAME, EXPLOITS_FILE):
         try:
             st = os.stat(path / name)
             parts.append(f"{st.st_mtime_ns:x}.{st.st_size:x}")
@@ -96,6 +102,7 @@ def read_run(path: Path) -> RunFiles:
     files.checkpoints = _checkpoint_steps(files.path / "checkpoints")
     state = _json_file(files.path / FEED_DIR / STATE_FILE, files.warnings, missing_ok=True)
     files.timeline = read_timeline(files.path / FEED_DIR / TIMELINE_FILE, files.warnings)
+    files.exploits = read_lines(files.path / EXPLOITS_FILE, files.warnings)[-MAX_EXPLOITS:]
     if isinstance(state, dict):
         files.state, files.source = state, "feed"
         _check_format(state, files.warnings)
@@ -112,6 +119,11 @@ def read_run(path: Path) -> RunFiles:
 
 def read_timeline(path: Path, warnings: list[str]) -> list[dict[str, Any]]:
     """The timeline's points; a torn last line (a run writing it right now) is skipped."""
+    return thin(read_lines(path, warnings), MAX_TIMELINE_POINTS)
+
+
+def read_lines(path: Path, warnings: list[str]) -> list[dict[str, Any]]:
+    """A JSON-lines file's objects; a torn last line (being written now) is skipped."""
     if not path.is_file():
         return []
     points, bad = [], 0
@@ -126,7 +138,7 @@ def read_timeline(path: Path, warnings: list[str]) -> list[dict[str, Any]]:
                 points.append(point)
     if bad > 1:
         warnings.append(f"{path.name}: {bad} unreadable lines skipped")
-    return thin(points, MAX_TIMELINE_POINTS)
+    return points
 
 
 def thin(points: list[Any], most: int) -> list[Any]:

@@ -14,7 +14,7 @@ from typing import Any
 from msagent.dashboard.players import player_labels
 from msagent.dashboard.reader import RunFiles
 
-SECTIONS = ("ladder", "payoff", "timeline", "lineage", "psro")
+SECTIONS = ("ladder", "payoff", "timeline", "lineage", "psro", "exploits")
 MATCHES_SHOWN = 20
 
 
@@ -29,6 +29,7 @@ def run_view(files: RunFiles, run_id: str) -> dict[str, Any]:
         "timeline": lambda: timeline(files.timeline, league),
         "lineage": lambda: lineage(league) if league else None,
         "psro": lambda: psro(_psro_state(state)),
+        "exploits": lambda: exploits(files.exploits),
     }
     for name, build in builders.items():
         try:
@@ -164,6 +165,21 @@ def timeline(points: list[dict[str, Any]], league: dict[str, Any] | None) -> dic
         "nash_conv": {pid: [p.get("nash_conv", {}).get(pid) for p in points]
                       for pid in sorted({k for p in points for k in p.get("nash_conv", {})})},
     }
+
+
+def exploits(records: list[dict[str, Any]]) -> list[dict[str, Any]] | None:
+    """``msagent exploit``'s records, oldest first: when, whom, the budget, the trained best
+    response's mean return and win rate with their intervals, the exact value where known."""
+    if not records:
+        return None
+    return [{"time": r["time"], "policy": r["target"]["policy"],
+             "step": r["target"]["checkpoint_step"], "budget": r["budget"],
+             "env_steps": r.get("env_steps"), "games": r["games"],
+             "mean_return": _finite(r["mean_return"]),
+             "return_interval": [_finite(v) for v in r["return_interval"]],
+             "win_rate": _finite(r["win_rate"]),
+             "win_interval": [_finite(v) for v in r["win_interval"]],
+             "exact": _finite((r.get("exact") or {}).get("mean"))} for r in records]
 
 
 def psro(state: dict[str, Any] | None) -> dict[str, Any] | None:

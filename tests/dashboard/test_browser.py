@@ -131,6 +131,31 @@ def test_nash_conv_shows_beside_the_win_rates(league_run: Path, tmp_path: Path,
 
 
 @pytest.mark.slow
+def test_exploits_show_as_a_table_and_a_chart(league_run: Path, tmp_path: Path,
+                                              page: Any) -> None:
+    """``msagent exploit``'s history of the run: newest first in the table, one line per
+    target in the chart with its interval."""
+    run = Path(shutil.copytree(league_run, tmp_path / league_run.name))
+    record = {"time": 1.8e9, "target": {"policy": "main", "checkpoint_step": 7},
+              "budget": "90 s", "env_steps": 5000, "games": 1000, "mean_return": 0.25,
+              "return_interval": [0.2, 0.3], "win_rate": 0.6, "win_interval": [0.57, 0.63],
+              "exact": None}
+    later = {**record, "time": 1.8e9 + 60, "mean_return": 0.125, "return_interval": [0.1, 0.15]}
+    (run / "exploits.jsonl").write_text(json.dumps(record) + "\n" + json.dumps(later) + "\n")
+    errors = watch_errors(page)
+    with BackgroundServer(run) as server:
+        open_dashboard(page, server.url)
+        cells = page.evaluate("[...document.querySelectorAll('#exploits tbody tr')]"
+                              ".map(tr => [...tr.cells].map(c => c.textContent))")
+        traces = page.evaluate("document.getElementById('exploits-chart').data"
+                               ".map(t => ({name: t.name, y: t.y, up: t.error_y.array}))")
+    assert [c[4] for c in cells] == ["0.1250", "0.2500"] and cells[0][7] == "–"
+    assert traces == [{"name": "main", "y": [0.25, 0.125], "up": [pytest.approx(0.05),
+                                                                   pytest.approx(0.025)]}]
+    assert errors == []
+
+
+@pytest.mark.slow
 def test_payoff_order_by_name(league_run: Path, page: Any) -> None:
     with BackgroundServer(league_run) as server:
         open_dashboard(page, server.url)

@@ -197,3 +197,21 @@ def test_the_ladder_gives_each_snapshot_s_weight_in_the_league_s_mixture(league:
     assert by_id[snaps[0]]["mixture"] == [0.6, 0.0] and by_id[snaps[1]]["mixture"] == [0.4, 1.0]
     assert by_id["main"]["mixture"] == [0.0, 0.0]  # a player is not a member
     assert all(r["mixture"] is None for r in ladder(league))  # no mixture: no column values
+
+
+def test_exploits_are_read_from_the_run_s_history(tmp_path: Path) -> None:
+    path = write_synthetic_run(tmp_path, 3, 10, points=2)
+    before = stamp(path)
+    record = {"time": 1.0, "target": {"policy": "main", "checkpoint_step": 7}, "budget": "90 s",
+              "env_steps": 5000, "games": 1000, "mean_return": 0.25,
+              "return_interval": [0.2, 0.3], "win_rate": 0.6, "win_interval": [0.57, 0.63],
+              "exact": {"mean": 0.31}}
+    lines = [json.dumps(record), json.dumps({**record, "time": 2.0, "exact": None}), '{"t']
+    (path / "exploits.jsonl").write_text("\n".join(lines))
+    assert stamp(path) != before  # a new exploit redraws the page
+    view = run_view(read_run(path), path.name)
+    rows = view["exploits"]
+    assert [(r["time"], r["policy"], r["step"], r["exact"]) for r in rows] == [
+        (1.0, "main", 7, 0.31), (2.0, "main", 7, None)]
+    assert rows[0]["return_interval"] == [0.2, 0.3] and rows[0]["budget"] == "90 s"
+    assert run_view(read_run(write_synthetic_run(tmp_path / "b", 3, 10)), "b")["exploits"] is None

@@ -115,6 +115,7 @@ async function render(view) {
   timed("timeline", renderTimeline, view.timeline);
   timed("lineage", renderLineage, view.lineage);
   timed("psro", renderPSRO, view.psro);
+  timed("exploits", renderExploits, view.exploits);
   dashboard.renders += 1;
   dashboard.ready = true;
 }
@@ -303,6 +304,30 @@ function renderMatches(matches) {
                         m.learner_seat, m.outcome, m.length, m.version]) tr.append(el("td", cell));
     return tr;
   }));
+}
+
+function renderExploits(rows) {
+  $("exploits-section").hidden = !rows;
+  if (!rows) return;
+  const num = (v, d = 4) => (v === null || v === undefined ? "–" : v.toFixed(d));
+  $("exploits").tBodies[0].replaceChildren(...rows.slice().reverse().map((r) => {
+    const tr = el("tr");
+    for (const cell of [new Date(r.time * 1000).toLocaleString(), r.policy, r.step, r.budget,
+                        num(r.mean_return), `[${num(r.return_interval[0])}, ${num(r.return_interval[1])}]`,
+                        num(r.win_rate, 3), num(r.exact)]) tr.append(el("td", cell));
+    return tr;
+  }));
+  const byPolicy = {};
+  for (const r of rows) (byPolicy[r.policy] = byPolicy[r.policy] || []).push(r);
+  const traces = Object.entries(byPolicy).map(([policy, rs]) => ({
+    type: "scatter", mode: "lines+markers", name: policy,
+    x: rs.map((r) => new Date(r.time * 1000)), y: rs.map((r) => r.mean_return),
+    error_y: {type: "data", symmetric: false,
+              array: rs.map((r) => r.return_interval[1] - r.mean_return),
+              arrayminus: rs.map((r) => r.mean_return - r.return_interval[0])}}));
+  Plotly.react("exploits-chart", traces, {
+    title: {text: "best response's mean return per game (a lower bound on exploitability)"},
+    margin: {t: 40}, legend: {orientation: "h", y: -0.3}}, PLOT_CONFIG);
 }
 
 $("run-select").addEventListener("change", (e) => { location.hash = encodeURIComponent(e.target.value); });
