@@ -12,6 +12,7 @@ from msagent.buffer.removers import REMOVER_KINDS
 from msagent.buffer.samplers import SAMPLER_KINDS
 from msagent.config.base import Section
 from msagent.config.custom_services import CustomServiceSection, ResourcesSection
+from msagent.config.exploiter import ExploiterSection
 from msagent.credentials import redact
 from msagent.errors import ConfigError
 from msagent.vocabulary import DEVICE_PATTERN
@@ -306,6 +307,8 @@ class ServicesSection(Section):
     model_pool: ModelPoolSection = Field(default_factory=ModelPoolSection)
     evaluator: EvaluatorSection = Field(default_factory=EvaluatorSection)
     league: LeagueServiceSection = Field(default_factory=LeagueServiceSection)
+    exploiter: ExploiterSection = Field(default_factory=ExploiterSection)
+    """``msagent exploit`` scheduled while the run trains (:mod:`msagent.config.exploiter`)."""
     custom: dict[str, CustomServiceSection] = Field(default_factory=dict)
     """The user's own services by name (``[services.custom.NAME]``)."""
 

@@ -17,11 +17,10 @@ from typing import Any
 from msagent.credentials import redact_text
 from msagent.rundir.checkpoints import STATE_EXT
 from msagent.rundir.directory import CONFIG_NAME, MARKER
+from msagent.rundir.jsonl import EXPLOITS_NAME, read_jsonl
 from msagent.rundir.feed import FEED_DIR, FEED_FORMAT, STATE_FILE, TIMELINE_FILE
 
 MAX_CONFIG_CHARS = 200_000
-EXPLOITS_FILE = "exploits.jsonl"
-"""``msagent exploit``'s records of a run (``msagent.exploit.run.HISTORY``)."""
 MAX_EXPLOITS = 200
 """The newest exploits shown."""
 MAX_TIMELINE_POINTS = 2_000
@@ -76,7 +75,7 @@ def stamp(path: Path) -> str:
     is rewritten (modification times and sizes, no reading)."""
     parts = []
     for name in (f"{FEED_DIR}/{STATE_FILE}", f"{FEED_DIR}/{TIMELINE_FILE}", "checkpoints",
-                 CONFIG_NAME, EXPLOITS_FILE):
+                 CONFIG_NAME, EXPLOITS_NAME):
         try:
             st = os.stat(path / name)
             parts.append(f"{st.st_mtime_ns:x}.{st.st_size:x}")
@@ -102,7 +101,7 @@ def read_run(path: Path) -> RunFiles:
     files.checkpoints = _checkpoint_steps(files.path / "checkpoints")
     state = _json_file(files.path / FEED_DIR / STATE_FILE, files.warnings, missing_ok=True)
     files.timeline = read_timeline(files.path / FEED_DIR / TIMELINE_FILE, files.warnings)
-    files.exploits = read_lines(files.path / EXPLOITS_FILE, files.warnings)[-MAX_EXPLOITS:]
+    files.exploits = read_lines(files.path / EXPLOITS_NAME, files.warnings)[-MAX_EXPLOITS:]
     if isinstance(state, dict):
         files.state, files.source = state, "feed"
         _check_format(state, files.warnings)
@@ -124,21 +123,10 @@ def read_timeline(path: Path, warnings: list[str]) -> list[dict[str, Any]]:
 
 def read_lines(path: Path, warnings: list[str]) -> list[dict[str, Any]]:
     """A JSON-lines file's objects; a torn last line (being written now) is skipped."""
-    if not path.is_file():
-        return []
-    points, bad = [], 0
-    with open(path, encoding="utf-8", errors="replace") as f:
-        for line in f:
-            try:
-                point = json.loads(line)
-            except ValueError:
-                bad += 1
-                continue
-            if isinstance(point, dict):
-                points.append(point)
+    records, bad = read_jsonl(path)
     if bad > 1:
         warnings.append(f"{path.name}: {bad} unreadable lines skipped")
-    return points
+    return records
 
 
 def thin(points: list[Any], most: int) -> list[Any]:

@@ -23,6 +23,7 @@ from msagent.services.learner import Learner
 from msagent.services.looping import Looping, Stoppable
 from msagent.train.resume import ResumePlan, resume_plan, run_info
 from msagent.train.signals import STOP_FILE_REASON, StopFile, StopSignals
+from msagent.train.exploit_watch import ScheduledExploits
 from msagent.train.feed_watch import FeedWatch
 from msagent.train.initial_weights import build_each_network
 from msagent.train.placement import new_instances, placement_lines, placements_of
@@ -149,6 +150,7 @@ class Driver:
         self._placed_after = -1
         self.hooks = DriverHooks(cfg, services.league is not None, self.metrics.counter)
         self.feed = self._feed() if run_dir is not None else None
+        self.exploits = ScheduledExploits.for_run(cfg, run_dir, self.writer.add)
 
     def _feed(self) -> FeedWatch:
         """The dashboard feed of this run (league state included for league runs)."""
@@ -188,10 +190,12 @@ class Driver:
                 self.services.evaluator.call_all(Looping.run)
             reason = self._watch()
         except BaseException:
+            self._close_exploits()
             self.supervisor.close()
             self._after_failure()
             self.writer.close()
             raise
+        self._close_exploits()
         self.supervisor.close()
         age_at_stop = _process_age_s()
         result = self._finish(reason)
@@ -216,8 +220,15 @@ class Driver:
                     self._checkpoint()
                 if self.feed is not None:
                     self.feed.tick(snap)
+                if self.exploits is not None:
+                    self.exploits.poll()
                 reason = self._stop_reason(snap)
         return reason
+
+    def _close_exploits(self) -> None:
+        """Stop a scheduled exploit still running (the run ends)."""
+        if self.exploits is not None:
+            self.exploits.close()
 
     def _stop_reason(self, snap: dict[str, Any]) -> str | None:
         """A stop criterion reached, a stop signal received or a STOP file found."""

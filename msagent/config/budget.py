@@ -1,4 +1,5 @@
-"""How long ``msagent exploit``'s best response trains: env steps or wall-clock time."""
+"""How long a best response trains (``msagent exploit --budget``, ``[services.exploiter]
+budget``): env steps or wall-clock time."""
 
 from __future__ import annotations
 
