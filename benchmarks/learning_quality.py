@@ -50,12 +50,15 @@ def train(root: Path, game: str, variant: str, seed: int, seconds: float) -> tup
     return run, json.loads(out.read_text())
 
 
-def curve(result: dict, player: str) -> dict[int, float]:
-    """The newest NashConv of ``player`` at each of TIMES (seconds after the first measure)."""
+def curve(result: dict, player: str, seconds: float) -> dict[int | str, float]:
+    """The newest NashConv of ``player`` at each of TIMES up to ``seconds`` (after the first
+    measure), and at the end (``"end"``: the last, taken as the run stopped)."""
     measures = [m for m in result["league"]["nash_conv"] if m["player"] == player]
     t0 = result["league"]["nash_conv"][0]["time"]
-    return {t: [m["nash_conv"] for m in measures if m["time"] - t0 <= t][-1]
-            for t in TIMES if any(m["time"] - t0 <= t for m in measures)}
+    out: dict[int | str, float] = {
+        t: [m["nash_conv"] for m in measures if m["time"] - t0 <= t][-1]
+        for t in TIMES if t <= seconds and any(m["time"] - t0 <= t for m in measures)}
+    return {**out, "end": measures[-1]["nash_conv"]}
 
 
 def openspiel_check(run: Path, policy: str) -> float:
@@ -78,19 +81,19 @@ def main() -> None:
     parser.add_argument("--variant", default="magnet", choices=sorted(VARIANTS))
     args = parser.parse_args()
     for game in args.games.split(","):
-        curves: dict[str, list[dict[int, float]]] = {"main": [], "league": []}
+        curves: dict[str, list[dict[int | str, float]]] = {"main": [], "league": []}
         checks = []
         for seed in range(args.seeds):
             with tempfile.TemporaryDirectory() as tmp:
                 run, result = train(Path(tmp), game, args.variant, seed, args.seconds)
                 for player in curves:
-                    curves[player].append(curve(result, player))
+                    curves[player].append(curve(result, player, args.seconds))
                 checks.append((seed, openspiel_check(run, "main"),
                                openspiel_check(run, "league")))
         print(f"\n{game}, {args.variant}, {args.seeds} seeds, {args.seconds:.0f} s")
         print("| seconds | main agent: median (range) | league mixture: median (range) |")
         print("|---|---|---|")
-        for t in TIMES:
+        for t in [*TIMES, "end"]:
             cells = []
             for player in curves:
                 values = [c[t] for c in curves[player] if t in c]
