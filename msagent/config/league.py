@@ -36,8 +36,8 @@ from msagent.config.mixture import MixtureSection
 from msagent.config.psro import PSROSection
 from msagent.league.matchmaking import WEIGHTINGS
 from msagent.league.settings import (
-    BEST_RESPONSE, MAIN, PSRO, ROLE_NAMES, LeagueExploiterSettings, LeagueSettings, MainExploiterSettings,
-    MainSettings, PlayerSpec, SnapshotSettings,
+    BEST_RESPONSE, MAIN, PSRO, ROLE_NAMES, LeagueExploiterSettings, LeagueSettings,
+    MainExploiterSettings, MainSettings, PlayerSpec, SnapshotSettings,
 )
 from msagent.script_loader import is_script_ref
 

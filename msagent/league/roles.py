@@ -17,8 +17,8 @@ from msagent.errors import ScriptError
 from msagent.league.payoff import PayoffTable
 from msagent.league.players import Historical, Player
 from msagent.league.settings import (
-    BEST_RESPONSE, LEAGUE_EXPLOITER, MAIN, MAIN_EXPLOITER, PSRO, ROLE_NAMES, LeagueExploiterSettings,
-    LeagueSettings, MainExploiterSettings, MainSettings, SnapshotSettings,
+    BEST_RESPONSE, LEAGUE_EXPLOITER, MAIN, MAIN_EXPLOITER, PSRO, ROLE_NAMES,
+    LeagueExploiterSettings, LeagueSettings, MainExploiterSettings, MainSettings, SnapshotSettings,
 )
 from msagent.script_loader import is_script_ref, load_script
 from msagent.vocabulary import PolicyRef
