@@ -20,6 +20,10 @@ CartPole example's scripts), and called with ``Solver().retrieve`` as env worker
   a synthetic outcome for each match got (matches/s); the league has a main player and a main
   exploiter (clients alternate between them) and ``--league-snapshots`` frozen snapshots, so
   PFSP weighs them on every draw.
+- ``league_db``: the same with a second league service that writes every result (and the
+  ratings it moved) to a league database before answering, as a run's does (a SQLite file
+  in a temporary folder, or ``--league-database URL``); its ratio is to ``league`` (no
+  database), same client count, same run.
 - ``pool``: ``pull(key)`` of a random one of ``--snapshots`` frozen snapshots, each a
   float32 weight dict of ``--snapshot-mb`` MB (pulls/s and MB/s).
 - ``inference``: ``predict(PredictRequest)`` with one CartPole observation for the trainable
@@ -57,6 +61,7 @@ import json
 import math
 import os
 import sys
+import tempfile
 import threading
 import time
 import uuid
@@ -73,6 +78,8 @@ import ray  # noqa: E402
 import msagent  # noqa: E402
 from msagent import ServiceHandle, Solver, launch, register  # noqa: E402
 from msagent.league.settings import MAIN, MAIN_EXPLOITER, LeagueSettings, PlayerSpec  # noqa: E402
+from msagent.league_db import database_url, redact  # noqa: E402
+from msagent.league_db.recorder import DatabaseSettings  # noqa: E402
 from msagent.services.inference import configured, mean_batch_size  # noqa: E402
 from msagent.services.league import LeagueService  # noqa: E402
 from msagent.services.model_pool import ModelPoolService  # noqa: E402
@@ -83,11 +90,14 @@ from msagent.vocabulary import (EpisodeResult, Match, ModelKey, PolicyScripts,  
 ROOT = Path(__file__).resolve().parent.parent
 ENV_SCRIPT = ROOT / "examples" / "cartpole" / "cartpole_env.py"
 AGENT_SCRIPT = ROOT / "examples" / "cartpole" / "cartpole_agent.py"
-SERVICES = ("noop", "noop_direct", "league", "pool", "inference")
-OPTIONAL = ("league", "pool", "inference")
-BASELINE = {"league": "noop", "pool": "noop", "inference": "noop_direct"}
+SERVICES = ("noop", "noop_direct", "league", "league_db", "pool", "inference")
+OPTIONAL = ("league", "league_db", "pool", "inference")
+BASELINE = {"league": "noop", "league_db": "league", "pool": "noop",
+            "inference": "noop_direct"}
 UNITS = {"noop": "calls/s (echo, Ray call)", "noop_direct": "calls/s (echo, direct channel)",
-         "league": "matches/s (one next_matches + one report)",
+         "league": "matches/s (one next_matches + one report), no league database",
+         "league_db": "matches/s, every result written to the league database (as a run "
+                      "does)",
          "pool": "pulls/s", "inference": "predictions/s (one observation each)"}
 SATURATION_GAIN = 1.10
 POOL_POLICY = "bench"
@@ -169,7 +179,8 @@ def inference_call(target: str, options: dict[str, Any], index: int) -> Callable
 
 
 CALLS: dict[str, Callable[[str, dict[str, Any], int], Callable[[], int]]] = {
-    "noop": noop_call, "noop_direct": noop_direct_call, "league": league_call, "pool": pool_call, "inference": inference_call}
+    "noop": noop_call, "noop_direct": noop_direct_call, "league": league_call,
+    "league_db": league_call, "pool": pool_call, "inference": inference_call}
 
 
 @dataclass
@@ -352,6 +363,12 @@ def start_services(args: argparse.Namespace, namespace: str) -> dict[str, Servic
     if "league" in wanted:
         started["league"] = launch(LeagueService, wait=False, args=(
             league_settings(), 0, 2, None, args.redis_url, namespace))
+    if "league_db" in wanted:
+        url = args.league_database or database_url("", tempfile.mkdtemp(prefix="scale-db-"))
+        print(f"league_db writes to {redact(url)}")
+        started["league_db"] = launch(LeagueService, wait=False, name="LeagueServiceDB", args=(
+            league_settings(), 0, 2, None, args.redis_url, namespace, None,
+            DatabaseSettings(url, namespace, "scale")))
     if "pool" in wanted:
         started["pool"] = launch(ModelPoolService, wait=False, kwargs={
             "url": args.redis_url, "keep_last": 10, "namespace": namespace})
@@ -368,9 +385,10 @@ def start_services(args: argparse.Namespace, namespace: str) -> dict[str, Servic
 def prepare(args: argparse.Namespace, handles: dict[str, ServiceHandle]) -> dict[str, Any]:
     """Fill the league and the pool; the options each kind of client needs."""
     options: dict[str, Any] = {"noop": {}, "noop_direct": {}}
-    if "league" in handles:
-        fill_league(handles["league"], args.league_snapshots)
-        options["league"] = {"players": ["main", "main_exploiter"], "n": args.matches_per_call}
+    for kind in ("league", "league_db"):
+        if kind in handles:
+            fill_league(handles[kind], args.league_snapshots)
+            options[kind] = {"players": ["main", "main_exploiter"], "n": args.matches_per_call}
     if "pool" in handles:
         options["pool"] = {"keys": fill_pool(handles["pool"], args.snapshots, args.snapshot_mb)}
     if "inference" in handles:
@@ -450,8 +468,11 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--warmup", type=float, default=1.0, help="seconds before each window")
     p.add_argument("--procs", type=int, default=4, help="client processes")
     p.add_argument("--services", type=lambda s: [x for x in s.split(",") if x],
-                   default=list(OPTIONAL), help="of league,pool,inference (no-ops: always)")
+                   default=list(OPTIONAL),
+                   help="of league,league_db,pool,inference (no-ops: always)")
     p.add_argument("--league-snapshots", type=int, default=50)
+    p.add_argument("--league-database", default="",
+                   help="league_db's database URL (default: a SQLite file in a temp folder)")
     p.add_argument("--matches-per-call", type=int, default=1, help="n of next_matches")
     p.add_argument("--snapshots", type=int, default=20, help="model-pool snapshots")
     p.add_argument("--snapshot-mb", type=float, default=4.0)

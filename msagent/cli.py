@@ -186,30 +186,6 @@ def evaluate(
 
 
 @app.command()
-def league(
-    run_dir: Path = typer.Argument(..., help="A league run directory that `msagent train` wrote."),
-    heatmap: Path | None = typer.Option(
-        None, help="Where to write the payoff heatmap PNG (default RUN_DIR/payoff_heatmap.png)."),
-) -> None:
-    """Print the Elo ladder and the lineage of a run's newest league checkpoint; write the
-    payoff heatmap."""
-    from msagent.evaluate import league_state
-    from msagent.league.report import ladder_text, lineage_text, save_heatmap
-
-    try:
-        step, state = league_state(run_dir)
-    except UserError as exc:
-        _fail(str(exc), USER_ERROR_EXIT)
-    out = Console(soft_wrap=True)
-    out.print(Text(f"league of {run_dir} at checkpoint step {step}", style="bold"))
-    out.print(Text(ladder_text(state)))
-    out.print(Text("lineage:", style="bold"))
-    out.print(Text(lineage_text(state)))
-    path = save_heatmap(state, heatmap if heatmap is not None else run_dir / "payoff_heatmap.png")
-    out.print(Text(f"payoff heatmap: {path}", style="bold"))
-
-
-@app.command()
 def dashboard(
     run_dir: Path = typer.Argument(
         ..., help="A run directory, or a folder of runs (such as runs/); it may not exist yet."),
@@ -270,8 +246,9 @@ def export(
         ExportFormat.openspiel, "--format",
         help="openspiel: a tabular policy (JSON) that OpenSpiel's exploitability.nash_conv "
              "can check: a PSRO run's meta-strategy mixture, else --policy of the newest "
-             "checkpoint (OpenSpiel games; simultaneous ones in turn-based form). onnx: a policy of the newest "
-             "checkpoint as an ONNX graph (opset 15) for game clients, with OUT.manifest.json."),
+             "checkpoint (OpenSpiel games; simultaneous ones in turn-based form). onnx: a "
+             "policy of the newest checkpoint as an ONNX graph (opset 15) for game clients, "
+             "with OUT.manifest.json."),
     policy: str = typer.Option("main", help="The policy (league player) to export (onnx; "
                                             "openspiel when the run is not PSRO, where "
                                             "'league' is the league's mixture)."),
@@ -392,3 +369,7 @@ app.add_typer(tokens_app)
 from msagent.exploit.command import exploit_command  # noqa: E402
 
 app.command("exploit")(exploit_command)
+# the league's ladder, lineage and heatmap, and SQL on its history: `msagent league RUN_DIR`
+from msagent.league_command import league_command  # noqa: E402
+
+app.command("league")(league_command)

@@ -9,6 +9,8 @@ bash scripts/setup.sh
 # Chromium for the dashboard's browser tests (Playwright drives Debian's package; without it
 # those tests skip with a message)
 bash scripts/setup_chromium.sh || echo "[test] warning: no chromium; the dashboard's browser tests will skip"
+# PostgreSQL's server for the league database's tests on PostgreSQL (they skip without it)
+bash scripts/setup_postgresql.sh || echo "[test] warning: no postgresql; its tests will skip"
 . .venv/bin/activate
 export RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER=0   # Ray stays on 127.0.0.1
 # two test processes (pytest-xdist) on 2 cores: much of the suite waits on Ray, sockets and

@@ -28,17 +28,18 @@ LAYERS: list[set[str]] = [
     {"user_scripts", "telemetry", "callbacks"},  # callbacks: the user's hooks
     {"psro"},
     {"league"},                                           # ... that know nothing of the runtime
+    {"league_db"},                                        # the league's history in SQL
     {"runtime"},                                          # register, Solver, pub/sub; Ray only here
     {"msagent"},                                          # the facade: the runtime's API
     {"config"},                                           # typed settings of everything below
-    {"evaluate", "validate_env", "preflight", "client"},  # reading runs, checking scripts
+    {"evaluate", "validate_env", "preflight", "client", "league_history"},  # reading runs, checking scripts
     {"exporting"},                                        # ONNX, tabular policies, model store
     {"services"},                                         # the @register classes (publish ONNX)
     {"gateway"},                                          # HTTP gateway (serves the model store)
     {"dashboard"},                                        # served with the gateway's limits
     {"train"},                                            # wires services into a run
     {"exploit"},                                          # best responses to a run's players
-    {"cli", "__main__"},
+    {"cli", "__main__", "league_command"},
 ]
 
 # Known exceptions, each to be removed by the change that names it (none today)

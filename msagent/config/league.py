@@ -32,6 +32,7 @@ from pydantic import Field, field_validator, model_validator
 
 from msagent.config.base import Section
 from msagent.config.custom_services import ResourcesSection
+from msagent.config.league_database import LeagueDatabaseSection
 from msagent.config.mixture import MixtureSection
 from msagent.config.psro import PSROSection
 from msagent.league.matchmaking import WEIGHTINGS
@@ -236,6 +237,7 @@ class LeagueSection(Section):
         frozen_agents: Agent scripts of frozen snapshots whose owners are not players of this
             league (owner id -> script): another run's players, which ``msagent exploit``
             plays against.
+        database: ``[league.database]``: where every match, rating and snapshot is kept.
     """
 
     payoff_decay: float = Field(LeagueSettings.payoff_decay, gt=0, le=1)
@@ -248,6 +250,7 @@ class LeagueSection(Section):
     psro: PSROSection | None = None
     mixture: MixtureSection = Field(default_factory=MixtureSection)
     frozen_agents: dict[str, str] = Field(default_factory=dict)
+    database: LeagueDatabaseSection = Field(default_factory=LeagueDatabaseSection)
 
     @field_validator("bots")
     @classmethod

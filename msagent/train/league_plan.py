@@ -12,6 +12,8 @@ from msagent.config import TrainConfig
 from msagent.config.league import PSRO_SEATS, LeagueSection
 from msagent.envs.teams import num_sides
 from msagent.errors import ConfigError
+from msagent.league_db import database_url
+from msagent.league_db.recorder import DatabaseSettings
 from msagent.rundir import RunDir
 from msagent.runtime import ServiceHandle
 from msagent.services.env_worker import LeagueSeats, WorkerSettings, home_players
@@ -65,7 +67,8 @@ def league_plan(cfg: TrainConfig, run: RunInfo) -> RunPlan:
                                                     initial.get(p)),)) for p in players},
         league=Launch(LeagueService, resources=resources_of(sv.league),
                       args=(league.to_settings(), cfg.run.seed, seats, run.league_state,
-                            sv.model_pool.url, run.run_id, cfg.callbacks.settings())),
+                            sv.model_pool.url, run.run_id, cfg.callbacks.settings(),
+                            database_settings(cfg, run))),
         workers=workers_launch(cfg, _worker_settings(cfg, run, tables, per_update)),
         buffer=buffer_launch(cfg, [cfg.player_table_config(p, t) for p, t in tables.items()]),
         model_pool=model_pool_launch(cfg, run), batches=batches,
@@ -74,6 +77,20 @@ def league_plan(cfg: TrainConfig, run: RunInfo) -> RunPlan:
         evaluator=_evaluator_launch(cfg, players[0], exact),
         restore=(run.run_dir, run.league_state) if run.league_state and run.run_dir else None,
         custom=custom_launches(cfg))
+
+
+def database_settings(cfg: TrainConfig, run: RunInfo) -> DatabaseSettings | None:
+    """Where the league writes its history: ``[league.database]``'s URL, else the run's own
+    ``league.db`` (None: switched off, or a run with neither a directory nor a URL)."""
+    section = cfg.league.database
+    url = section.resolved_url() if section.enabled else ""
+    if not section.enabled or not (url or run.run_dir):
+        return None
+    config = RunDir(run.run_dir).config_path if run.run_dir else None
+    return DatabaseSettings(
+        database_url(url, run.run_dir or ""), run.run_id or cfg.run.name, cfg.run.name,
+        config.read_text() if config is not None and config.exists() else "",
+        run.generation, run.resume_step)
 
 
 def _worker_settings(cfg: TrainConfig, run: RunInfo, tables: dict[str, str],

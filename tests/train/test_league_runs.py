@@ -6,6 +6,7 @@ main agent's measured NashConv is low enough."""
 from __future__ import annotations
 
 import json
+import sqlite3
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +15,7 @@ import pytest
 from msagent.config import TrainConfig, dump_config, load_config
 from msagent.evaluate import evaluate_run
 from msagent.exporting.run_export import export_run
+from msagent.league_db import DATABASE_NAME
 from msagent.model_pool.stores.spilling import SPILL_SUFFIX
 from msagent.rundir import RunDir
 from msagent.rundir.directory import SPILL_NAME
@@ -154,6 +156,14 @@ def test_resume_restores_the_league_exactly_and_versions_go_on(inline_only: str,
     before = {h["ref"] for h in plan.league["historical"]}
     assert before <= {h["ref"] for h in again["historical"]}  # no snapshot forgotten
     assert again["reported"] > plan.league["reported"]  # counts went on from the saved ones
+    # the league database holds every result of both generations, once, and every snapshot
+    with sqlite3.connect(run_dir.path / DATABASE_NAME) as db:
+        seqs = [s for (s,) in db.execute("select seq from matches order by id")]
+        generations = db.execute("select generation, reported from generations").fetchall()
+        snaps = {s for (s,) in db.execute("select participant from snapshots")}
+    assert seqs == list(range(1, again["reported"] + 1))
+    assert generations == [(0, 0), (1, plan.league["reported"])]
+    assert snaps == {h["ref"] for h in again["historical"]}
     _check_mixed(algorithm_states(run_dir, run_dir.checkpoints.latest(LEAGUE_REQUIRED_KEYS).step))
     # the CLI's evaluate and export build each player's own network from the saved config
     run_dir.write_config(dump_config(cfg))  # as `msagent train` does

@@ -2,8 +2,10 @@
 
 Env workers ask it for matches and report finished games; learners ask it after every update
 whether to snapshot or reset; the driver reads its summary and saves its state with every
-checkpoint. One lock serialises every call, so the pure ``League`` needs no threads. With a
-Redis model pool the state is also mirrored to Redis (``mirror.py``) for other readers.
+checkpoint. One lock serialises every call, so the pure ``League`` needs no threads. Every
+accepted result, rating change and snapshot is written to the league database
+(``msagent.league_db``) before the call returns. With a Redis model pool the state is also
+mirrored to Redis (``mirror.py``) for other readers.
 """
 
 from __future__ import annotations
@@ -14,20 +16,23 @@ from typing import TYPE_CHECKING, Any
 from msagent.callbacks import CallbackSettings, HookRunner, MatchEvent
 from msagent.league import League, LeagueOrder
 from msagent.league.settings import LeagueSettings
+from msagent.league_db.recorder import DatabaseSettings, LeagueRecorder
 from msagent.runtime import call, register
 from msagent.services.league.mirror import LeagueMirror
-from msagent.vocabulary import EpisodeResult, Match, ModelKey
+from msagent.vocabulary import EpisodeResult, Match, ModelKey, PolicyRef
 
 if TYPE_CHECKING:
     from msagent.psro.coordinator import EvalTask
 
 
 class LeagueService:
-    """Serves one run's league; ``state`` (from a checkpoint) continues a resumed league."""
+    """Serves one run's league; ``state`` (from a checkpoint) continues a resumed league;
+    ``database`` (None: none) is where its history is written."""
 
     def __init__(self, settings: LeagueSettings, seed: int, num_seats: int = 2,
                  state: dict[str, Any] | None = None, mirror_url: str = "",
-                 namespace: str = "", callbacks: CallbackSettings | None = None) -> None:
+                 namespace: str = "", callbacks: CallbackSettings | None = None,
+                 database: DatabaseSettings | None = None) -> None:
         self.num_seats = num_seats
         self.hooks = HookRunner(callbacks)
         self.league = (League.from_state_dict(settings, state, num_seats=num_seats) if state
@@ -35,6 +40,7 @@ class LeagueService:
         self._lock = threading.Lock()
         redis_url = mirror_url.startswith(("redis://", "rediss://", "unix://"))
         self.mirror = LeagueMirror(mirror_url, namespace) if redis_url else None
+        self.recorder = LeagueRecorder(database, self.league, state) if database else None
 
     @register(concurrent=True)
     def next_matches(self, player_id: str, n: int = 1) -> list[Match]:
@@ -46,10 +52,16 @@ class LeagueService:
     def report(self, results: list[EpisodeResult]) -> int:
         """Record finished games; how many the league has accepted in all."""
         with self._lock:
+            accepted = []
             for result in results:
+                before = self.league.reported
                 self.league.report(result)
+                if self.league.reported > before:
+                    accepted.append(result)
                 if self.hooks.hooks:
                     self.hooks.fire("on_match_result", match_event(result))
+            if self.recorder is not None:
+                self.recorder.results(self.league, accepted)  # committed before acknowledged
             if self.mirror is not None:
                 self.mirror.maybe_write(self.league.state_dict)
             return self.league.reported
@@ -64,7 +76,11 @@ class LeagueService:
     def add_snapshot(self, player_id: str, key: ModelKey, updates: int) -> LeagueOrder:
         """Add a learner's frozen snapshot to the league; whether (and to what) to reset."""
         with self._lock:
-            return self.league.add_snapshot(player_id, key, updates)
+            known = len(self.league.historical)
+            order = self.league.add_snapshot(player_id, key, updates)
+            if self.recorder is not None and len(self.league.historical) > known:
+                self.recorder.snapshot(self.league, PolicyRef.snapshot(key), updates)
+            return order
 
     @register(concurrent=True)
     def next_eval_task(self) -> EvalTask | None:
@@ -122,6 +138,8 @@ class LeagueService:
         """The league's whole state as plain data (saved with every checkpoint)."""
         with self._lock:
             state = self.league.state_dict()
+            if self.recorder is not None:
+                self.recorder.flush_ratings(self.league)
             if self.mirror is not None:
                 self.mirror.write(state)
             return state
