@@ -119,14 +119,20 @@ class LeagueWatch:
         return self._state
 
     def checkpoint(self, run_dir: RunDir, progress: dict[str, Any], run: dict[str, Any]) -> int:
-        """One atomic checkpoint of every learner and the league; its step (total updates)."""
+        """One atomic checkpoint of every learner and the league; its step (total updates).
+
+        One cut: the league's state is read before the learners', so every snapshot and
+        update count it holds is at or below the version its learner is saved at; a resumed
+        learner's next snapshots then take versions no saved snapshot has (read the other way
+        round, a snapshot taken between the two reads was in the league and its version was
+        taken again, with other weights, after the resume)."""
         self._poll_mixture(force=True)  # the checkpoint's mixture covers its snapshots
+        league = self.call(LeagueService.state_dict)
         parts = {p: h.call_all(Learner.export_state)[0] for p, h in self.services.learners.items()}
         step = sum(part["state"]["counters"]["updates"] for part in parts.values())
         # a resumed run's history goes on
         progress = {**progress, "nash_conv": self.nash_convs, "judged": self.judged}
-        return save_league_checkpoint(run_dir, step, parts, self.call(LeagueService.state_dict),
-                                      progress, run)
+        return save_league_checkpoint(run_dir, step, parts, league, progress, run)
 
     def restore(self, progress: dict[str, Any]) -> None:
         """Go on from a checkpoint's progress: the NashConv measures and exams before it."""
