@@ -79,6 +79,18 @@ class LeagueDatabase:
         finally:
             cursor.close()
 
+    def insert(self, table: Table, rows: Sequence[dict[str, Any]]) -> None:
+        """Insert rows of this run (off the hot path: evaluations, measures, exploits)."""
+        if rows:
+            with self.engine.begin() as conn:
+                conn.execute(table.insert(), [self._row(**r) for r in rows])
+
+    def upsert(self, table: Table, rows: Sequence[dict[str, Any]], keys: Sequence[str]) -> None:
+        """Insert rows of this run, replacing those with the same ``keys`` (run_id added)."""
+        if rows:
+            with self.engine.begin() as conn:
+                _upsert(conn, table, [self._row(**r) for r in rows], ("run_id", *keys))
+
     def count(self, table: Table) -> int:
         """How many rows of this run ``table`` holds."""
         with self.engine.connect() as conn:

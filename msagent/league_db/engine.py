@@ -46,9 +46,9 @@ def _sqlite_pragmas(connection: Any, _record: Any) -> None:
     cursor.close()
 
 
-def migrate(engine: Engine) -> None:
+def migrate(engine: Engine, target: str = "head") -> None:
     """Bring the schema to the newest revision (a new database is created; an older run's is
-    migrated forward). Alembic is imported here: readers of a current database never pay it."""
+    migrated forward), or to ``target``. Alembic is imported here: readers never pay it."""
     from alembic import command
     from alembic.config import Config
 
@@ -56,7 +56,7 @@ def migrate(engine: Engine) -> None:
     config.set_main_option("script_location", str(MIGRATIONS))
     with engine.begin() as connection:
         config.attributes["connection"] = connection
-        command.upgrade(config, "head")
+        command.upgrade(config, target)
 
 
 def revision(engine: Engine) -> str | None:

@@ -12,7 +12,7 @@ match log it kept) written in once, at its first resume.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import Any
 
 from msagent.league import League
@@ -73,6 +73,26 @@ class LeagueRecorder:
                    for i, r in enumerate(accepted)]
         self._touched.update(pid for r in accepted for pid in rows.participants_of(r))
         self.db.record_results(matches, self._due_ratings(league, now))
+
+    def checkpoint(self, step: int, reported: int, versions: dict[str, int]) -> None:
+        """A checkpoint the driver wrote: its step, the league's result count (the cut) and
+        each player's saved version."""
+        self.db.upsert(schema.checkpoints, [{
+            "generation": self.settings.generation, "step": step, "time": time.time(),
+            "reported": reported, "versions": versions}], ("generation", "step"))
+
+    def evaluations(self, results: list[EpisodeResult], measures: list[dict[str, Any]]) -> None:
+        """The evaluator's games and NashConv measures since the last call."""
+        now, generation = time.time(), self.settings.generation
+        self.db.insert(schema.evaluations, [rows.evaluation_row(r, now, generation)
+                                            for r in results])
+        self.db.insert(schema.nash_convs, [rows.nash_conv_row(m) for m in measures])
+
+    def psro(self, league: League) -> None:
+        """PSRO's iterations as they stand (an iteration's NashConv arrives after it)."""
+        if league.psro is not None:
+            self.db.upsert(schema.psro_iterations, [
+                asdict(r) for r in league.psro.state.history], ("iteration",))
 
     def flush_ratings(self, league: League) -> None:
         """Write the ratings of every participant reported since the last rows (a checkpoint)."""

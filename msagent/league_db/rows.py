@@ -58,6 +58,36 @@ def logged_match_row(entry: dict[str, Any], seq: int) -> dict[str, Any]:
             "version": int(entry["version"])}
 
 
+def evaluation_row(result: EpisodeResult, time: float, generation: int) -> dict[str, Any]:
+    """One evaluation game of the evaluated player (its match names the seats)."""
+    match = result.match
+    opponents = match.opponents() if match is not None else ()
+    return {"generation": generation, "time": time, "player": result.policy.policy_id,
+            "version": int(result.policy.version),
+            "opponent": str(opponents[0]) if opponents else None,
+            "seat": match.learner_seat if match is not None else 0,
+            "outcome": result.outcome, "episode_return": float(result.episode_return),
+            "length": int(result.length)}
+
+
+def nash_conv_row(measure: dict[str, Any]) -> dict[str, Any]:
+    """One NashConv measure (``{"player", "version", "nash_conv", "time"}``)."""
+    version = measure.get("version")
+    return {"time": float(measure.get("time") or 0.0), "player": str(measure["player"]),
+            "version": None if version is None else int(version),
+            "value": float(measure["nash_conv"])}
+
+
+def exploit_row(record: dict[str, Any]) -> dict[str, Any]:
+    """One ``msagent exploit`` record against the run."""
+    target = record["target"]
+    return {"time": float(record["time"]), "player": str(target["policy"]),
+            "checkpoint_step": target.get("checkpoint_step"), "budget": str(record["budget"]),
+            "env_steps": record.get("env_steps"), "games": int(record["games"]),
+            "win_rate": float(record["win_rate"]), "mean_return": float(record["mean_return"]),
+            "record": record}
+
+
 def participants_of(result: EpisodeResult) -> list[str]:
     """Every participant of a result's match (whose ratings it moved)."""
     return [] if result.match is None else [str(r) for r in result.match.seats]

@@ -112,3 +112,84 @@ ratings = Table(
 )
 """Rating history: after each batch of results, the Elo and OpenSkill (mu, sigma) of every
 participant the batch touched, at the league's result count ``seq``."""
+
+checkpoints = Table(
+    "checkpoints", metadata,
+    Column("run_id", String(RUN_ID), primary_key=True),
+    Column("generation", Integer, primary_key=True),
+    Column("step", BigInteger, primary_key=True),
+    Column("time", Float, nullable=False),
+    Column("reported", BigInteger, nullable=False),
+    Column("versions", JSON, nullable=False),
+    ForeignKeyConstraint(["run_id"], ["runs.run_id"]),
+)
+"""Each checkpoint the run wrote: its step, the league's result count in it (the cut: results
+with a larger ``seq`` in the same generation are not in its league state) and each player's
+saved version. A resume from it starts the next generation."""
+
+evaluations = Table(
+    "evaluations", metadata,
+    Column("id", BigInteger().with_variant(Integer, "sqlite"), primary_key=True,
+           autoincrement=True),
+    Column("run_id", String(RUN_ID), nullable=False),
+    Column("generation", Integer, nullable=False),
+    Column("time", Float, nullable=False),
+    Column("player", String(PARTICIPANT), nullable=False),
+    Column("version", BigInteger, nullable=False),
+    Column("opponent", String(PARTICIPANT)),
+    Column("seat", Integer, nullable=False),
+    Column("outcome", Float),
+    Column("episode_return", Float, nullable=False),
+    Column("length", Integer, nullable=False),
+    ForeignKeyConstraint(["run_id"], ["runs.run_id"]),
+    Index("evaluations_by_player", "run_id", "player", "time"),
+)
+"""Every evaluation game (the evaluator's, not the league's): who, at which version, against
+whom, from which seat, and how it ended."""
+
+nash_convs = Table(
+    "nash_convs", metadata,
+    Column("id", BigInteger().with_variant(Integer, "sqlite"), primary_key=True,
+           autoincrement=True),
+    Column("run_id", String(RUN_ID), nullable=False),
+    Column("time", Float, nullable=False),
+    Column("player", String(PARTICIPANT), nullable=False),
+    Column("version", BigInteger),
+    Column("value", Float, nullable=False),
+    ForeignKeyConstraint(["run_id"], ["runs.run_id"]),
+)
+"""Exact NashConv measures (small OpenSpiel games) of a player, or of ``league`` (the
+league's mixture)."""
+
+psro_iterations = Table(
+    "psro_iterations", metadata,
+    Column("run_id", String(RUN_ID), primary_key=True),
+    Column("iteration", Integer, primary_key=True),
+    Column("sizes", JSON, nullable=False),
+    Column("meta", JSON, nullable=False),
+    Column("nash_conv", Float),
+    Column("wall_s", Float, nullable=False),
+    Column("episodes", BigInteger, nullable=False),
+    Column("eval_games", BigInteger, nullable=False),
+    ForeignKeyConstraint(["run_id"], ["runs.run_id"]),
+)
+"""PSRO's iterations: population sizes, the meta-strategy solved, its NashConv when measured."""
+
+exploits = Table(
+    "exploits", metadata,
+    Column("id", BigInteger().with_variant(Integer, "sqlite"), primary_key=True,
+           autoincrement=True),
+    Column("run_id", String(RUN_ID), nullable=False),
+    Column("time", Float, nullable=False),
+    Column("player", String(PARTICIPANT), nullable=False),
+    Column("checkpoint_step", BigInteger),
+    Column("budget", String(64), nullable=False),
+    Column("env_steps", BigInteger),
+    Column("games", Integer, nullable=False),
+    Column("win_rate", Float, nullable=False),
+    Column("mean_return", Float, nullable=False),
+    Column("record", JSON, nullable=False),
+    ForeignKeyConstraint(["run_id"], ["runs.run_id"]),
+)
+"""``msagent exploit`` results against this run: the target, the budget, the trained best
+response's win rate and mean return (``record``: everything it printed, intervals included)."""

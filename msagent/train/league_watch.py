@@ -72,6 +72,7 @@ class LeagueWatch:
                     raise error.rebuild("" if error.user else "the evaluator failed")
                 self.board.add(drained["results"])
                 self.nash_convs += drained.get("nash_conv", [])
+                self._keep(drained["results"], drained.get("nash_conv", []))
                 self.judged += drained.get("judged", [])
                 for note in drained.get("notes", []):
                     log.warning("evaluator: %s", note)
@@ -99,6 +100,12 @@ class LeagueWatch:
             return
         if measure is not None:
             self.nash_convs.append(measure)
+            self._keep([], [measure])
+
+    def _keep(self, results: list[Any], measures: list[dict[str, Any]]) -> None:
+        """Evaluation games and NashConv measures into the league database."""
+        if results or measures:
+            self.call(LeagueService.record_evaluations, results, measures)
 
     def view(self) -> dict[str, Any]:
         """Players (Elo, win rate vs targets, snapshots), population, evaluation win rates."""
@@ -132,7 +139,10 @@ class LeagueWatch:
         step = sum(part["state"]["counters"]["updates"] for part in parts.values())
         # a resumed run's history goes on
         progress = {**progress, "nash_conv": self.nash_convs, "judged": self.judged}
-        return save_league_checkpoint(run_dir, step, parts, league, progress, run)
+        saved = save_league_checkpoint(run_dir, step, parts, league, progress, run)
+        self.call(LeagueService.record_checkpoint, step, league["reported"], {
+            p: part["state"]["counters"]["version"] for p, part in parts.items()})
+        return saved
 
     def restore(self, progress: dict[str, Any]) -> None:
         """Go on from a checkpoint's progress: the NashConv measures and exams before it."""

@@ -14,7 +14,7 @@ from sqlalchemy import text
 
 from msagent.league import LeagueSettings, PlayerSpec
 from msagent.league_db import LeagueDatabase, database_url, redact, schema
-from msagent.league_db.engine import head_revision, make_engine, revision
+from msagent.league_db.engine import head_revision, make_engine, migrate, revision
 from msagent.league_db.recorder import DatabaseSettings
 from msagent.services.league import LeagueService
 from msagent.vocabulary import EpisodeResult, Match, ModelKey, PolicyRef
@@ -104,6 +104,23 @@ def test_the_migrations_build_the_schema_the_code_reads(tmp_path: Path) -> None:
     with engine.connect() as conn:
         diff = compare_metadata(MigrationContext.configure(conn), schema.metadata)
     assert diff == []
+
+
+def test_an_older_schema_is_migrated_forward_keeping_its_rows(tmp_path: Path) -> None:
+    url = database_url("", tmp_path)
+    migrate(make_engine(url), "0001")  # a database written by the first schema
+    with sqlite3.connect(tmp_path / "league.db") as conn:
+        conn.execute("insert into runs values ('old', 'old', 1.0, '', 0)")
+        conn.execute("insert into matches (run_id, generation, seq, time, learner, "
+                     "learner_seat, seats, outcome, returns, length, version) values "
+                     "('old', 0, 1, 1.0, 'main', 0, '[\"main\", \"main:1\"]', 1.0, '[]', 3, 1)")
+    assert revision(make_engine(url)) == "0001"
+    db = LeagueDatabase(url, "old")  # as a resume opens it
+    assert revision(db.engine) == head_revision() != "0001"
+    assert db.rows(schema.matches)[0]["seats"] == ["main", "main:1"]
+    db.upsert(schema.checkpoints, [{"generation": 0, "step": 5, "time": 2.0, "reported": 1,
+                                     "versions": {"main": 3}}], ("generation", "step"))
+    assert db.rows(schema.checkpoints)[0]["versions"] == {"main": 3}
 
 
 def test_bad_urls_are_refused_by_name_and_passwords_never_shown() -> None:

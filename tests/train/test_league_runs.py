@@ -62,6 +62,10 @@ def test_a_seeded_league_grows_and_its_main_agent_beats_the_random_bot(
     rate, games = eval_win_rate(result, "bot:random")
     # random against random wins ~44% over both seats (58% first, 29% second)
     assert games >= 100 and rate >= 0.75, (rate, games)
+    with sqlite3.connect(run_dir.path / DATABASE_NAME) as db:  # every evaluation game kept
+        kept = db.execute("select count(*), count(distinct seat) from evaluations where "
+                          "player = 'main' and opponent = 'bot:random'").fetchone()
+    assert kept[0] >= games and kept[1] == 2, kept
     assert "main" in result["league"]["ladder"]
     assert Path(result["league"]["heatmap"]).stat().st_size > 0
     # the perfect player judged main's moves on every position, from the untrained version on:
@@ -161,8 +165,12 @@ def test_resume_restores_the_league_exactly_and_versions_go_on(inline_only: str,
         seqs = [s for (s,) in db.execute("select seq from matches order by id")]
         generations = db.execute("select generation, reported from generations").fetchall()
         snaps = {s for (s,) in db.execute("select participant from snapshots")}
+        cut = db.execute("select reported, versions from checkpoints where generation = 0 "
+                         "and step = ?", (plan.step,)).fetchone()
     assert seqs == list(range(1, again["reported"] + 1))
     assert generations == [(0, 0), (1, plan.league["reported"])]
+    saved_versions = {p: c["counters"]["version"] for p, c in saved.state["learners"].items()}
+    assert (cut[0], json.loads(cut[1])) == (plan.league["reported"], saved_versions)  # the cut
     assert snaps == {h["ref"] for h in again["historical"]}
     _check_mixed(algorithm_states(run_dir, run_dir.checkpoints.latest(LEAGUE_REQUIRED_KEYS).step))
     # the CLI's evaluate and export build each player's own network from the saved config
@@ -338,6 +346,10 @@ def test_a_kuhn_league_trains_until_its_main_agent_s_nash_conv_is_low(
     assert not result["league"]["eval"]  # nothing to play against: no games
     feed = feed_state(run_dir)
     assert feed["nash_conv"]["main"]["nash_conv"] == measures[-1]["nash_conv"]
+    with sqlite3.connect(run_dir.path / DATABASE_NAME) as db:  # every measure kept
+        kept = db.execute("select version, value from nash_convs where player = 'main' "
+                          "order by id").fetchall()
+    assert kept == [(m["version"], m["nash_conv"]) for m in measures]
     # the league's mixture of its snapshots, solved at the end at the latest (default [league.
     # mixture]): kept in its state, measured beside main, each seat's weights a distribution
     mixture = result["league"]["mixture"]

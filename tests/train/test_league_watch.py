@@ -27,12 +27,17 @@ class LeagueHandle:
 
     def __init__(self, league: League) -> None:
         self.league, self.calls = league, {"state_dict": 0, "summary": 0}
+        self.kept: list[tuple[str, tuple[Any, ...]]] = []
+        """Calls the league service only passes to its database (``record_*``)."""
 
     def call_each(self, method: Callable[..., Any], *args: Any) -> dict[str, Any]:
         """The league's answer, as one instance's (``LeagueService``'s methods are the
-        League's)."""
+        League's, but for those that write its database)."""
         assert method.__qualname__.startswith("LeagueService.")
-        self.calls[method.__name__] += 1
+        self.calls[method.__name__] = self.calls.get(method.__name__, 0) + 1
+        if method.__name__.startswith("record_") and not hasattr(self.league, method.__name__):
+            self.kept.append((method.__name__, args))
+            return {"LeagueService#0": None}
         return {"LeagueService#0": getattr(self.league, method.__name__)(*args)}
 
 
@@ -113,6 +118,10 @@ def test_nash_convs_and_notes_reach_the_view_the_result_and_the_console(capsys) 
     result = view.result({}, None)
     assert result["league"]["nash_conv"] == [measure(1, 0.9), measure(4, 0.5), measure(6, 0.4)]
     assert result["league"]["evaluated"] == "exploiter"
+    # each measure passed to the league service for its database, once
+    kept = [m for name, (_, measures) in handle.kept if name == "record_evaluations"
+            for m in measures]
+    assert kept == [measure(1, 0.9), measure(4, 0.5), measure(6, 0.4)]
     row = {"opponent": "bot:random", "seat": 1, "win_rate": 0.5, "ci_low": 0.4, "ci_high": 0.6,
            "draw_rate": 0.0, "loss_rate": 0.5, "games": 100}
     out = Console(record=True, width=200)
@@ -180,7 +189,8 @@ class LearnerHandle:
     def call_all(self, method: Callable[..., Any]) -> list[dict[str, Any]]:
         """A tiny learner state."""
         assert method is Learner.export_state
-        return [{"tensors": {"w": np.zeros(2, np.float32)}, "state": {"counters": {"updates": 3}}}]
+        return [{"tensors": {"w": np.zeros(2, np.float32)}, "state": {"counters": {"updates": 3,
+                                                                         "version": 4}}}]
 
 
 def test_a_resumed_run_s_nash_conv_history_goes_on_from_its_checkpoint(tmp_path) -> None:
@@ -197,6 +207,7 @@ def test_a_resumed_run_s_nash_conv_history_goes_on_from_its_checkpoint(tmp_path)
     first = watch_with([{"nash_conv": [measure(1, 0.9), measure(5, 0.6)]}])
     first.poll({})
     first.checkpoint(run_dir, {"env_steps": 10}, {})
+    assert ("record_checkpoint", (3, 0, {"main": 4})) in handle.kept  # the cut, for the database
     progress = run_dir.latest_checkpoint().state["progress"]
     assert progress["env_steps"] == 10 and len(progress["nash_conv"]) == 2
     resumed = watch_with([{"nash_conv": [measure(9, 0.3)]}])

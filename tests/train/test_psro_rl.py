@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import re
+import sqlite3
 from pathlib import Path
 
 import numpy as np
@@ -21,6 +22,7 @@ from msagent.psro.game_tree import build_tree
 from msagent.psro.neural import InfostateInputs
 from msagent.psro.tabular_io import read_policy, to_openspiel
 from msagent.psro.state import PSROState
+from msagent.league_db import DATABASE_NAME
 from msagent.rundir import RunDir
 from msagent.services.learner import LEAGUE_REQUIRED_KEYS
 from msagent.train import run_training
@@ -69,6 +71,12 @@ def test_seeded_rl_psro_on_kuhn_lowers_nash_conv(inline_only: str, tmp_path: Pat
     game, tabular = to_openspiel(read_policy(path))
     assert iteration == 4 and nash_conv == pytest.approx(curve[-1], abs=1e-9)
     assert exploitability.nash_conv(game, tabular) == pytest.approx(curve[-1], abs=1e-9)
+    # every iteration and its NashConv in the league database
+    with sqlite3.connect(run_dir.path / DATABASE_NAME) as db:
+        kept = db.execute("select iteration, nash_conv from psro_iterations "
+                          "order by iteration").fetchall()
+    assert [i for i, _ in kept] == list(range(5))
+    assert [nc for _, nc in kept] == pytest.approx(curve)
 
 
 @pytest.mark.slow

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from msagent.services.league.service import LeagueClient, LeagueService
+from msagent.services.league.client import LeagueClient
+from msagent.services.league.service import LeagueService
 from msagent.services.league.mirror import read_league
 
 __all__ = ["LeagueClient", "LeagueService", "read_league"]

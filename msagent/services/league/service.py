@@ -17,7 +17,7 @@ from msagent.callbacks import CallbackSettings, HookRunner, MatchEvent
 from msagent.league import League, LeagueOrder
 from msagent.league.settings import LeagueSettings
 from msagent.league_db.recorder import DatabaseSettings, LeagueRecorder
-from msagent.runtime import call, register
+from msagent.runtime import register
 from msagent.services.league.mirror import LeagueMirror
 from msagent.vocabulary import EpisodeResult, Match, ModelKey, PolicyRef
 
@@ -106,6 +106,23 @@ class LeagueService:
         """PSRO: the NashConv the driver computed for an iteration."""
         with self._lock:
             self.league.psro.record_nash_conv(iteration, value)
+            if self.recorder is not None:
+                self.recorder.psro(self.league)
+
+    @register(concurrent=True)
+    def record_checkpoint(self, step: int, reported: int, versions: dict[str, int]) -> None:
+        """Keep in the league database a checkpoint the driver wrote (its cut)."""
+        if self.recorder is not None:
+            with self._lock:
+                self.recorder.checkpoint(step, reported, versions)
+
+    @register(concurrent=True)
+    def record_evaluations(self, results: list[EpisodeResult],
+                           nash_convs: list[dict[str, Any]]) -> None:
+        """Keep in the league database the evaluator's games and NashConv measures."""
+        if self.recorder is not None:
+            with self._lock:
+                self.recorder.evaluations(results, nash_convs)
 
     @register(concurrent=True)
     def snapshot_ids(self) -> list[str]:
@@ -140,6 +157,7 @@ class LeagueService:
             state = self.league.state_dict()
             if self.recorder is not None:
                 self.recorder.flush_ratings(self.league)
+                self.recorder.psro(self.league)
             if self.mirror is not None:
                 self.mirror.write(state)
             return state
@@ -151,42 +169,3 @@ def match_event(result: EpisodeResult) -> MatchEvent:
              else (result.policy, *((result.opponent,) if result.opponent else ())))
     returns = list(result.seat_returns) or [result.episode_return]
     return MatchEvent([str(ref) for ref in seats], [float(r) for r in returns], result.length)
-
-
-class LeagueClient:
-    """The calls other services make to ``LeagueService``, typed."""
-
-    @staticmethod
-    def next_matches(player_id: str, n: int = 1) -> list[Match]:
-        """``n`` matches for ``player_id``."""
-        return call(LeagueService.next_matches, player_id, n)
-
-    @staticmethod
-    def report(results: list[EpisodeResult]) -> int:
-        """Record finished games; how many the league has accepted in all."""
-        return call(LeagueService.report, results)
-
-    @staticmethod
-    def on_update(player_id: str, updates: int) -> LeagueOrder:
-        """Whether the player's learner should snapshot now."""
-        return call(LeagueService.on_update, player_id, updates)
-
-    @staticmethod
-    def add_snapshot(player_id: str, key: ModelKey, updates: int) -> LeagueOrder:
-        """Add a frozen snapshot to the league; whether (and to what) to reset."""
-        return call(LeagueService.add_snapshot, player_id, key, updates)
-
-    @staticmethod
-    def next_eval_task() -> EvalTask | None:
-        """PSRO: games to play for one meta-game entry, or None."""
-        return call(LeagueService.next_eval_task)
-
-    @staticmethod
-    def report_eval(task: int, seat_returns: list[list[float]], exact: bool = False) -> bool:
-        """PSRO: a task's returns per seat (or its exact expected returns)."""
-        return call(LeagueService.report_eval, task, seat_returns, exact)
-
-    @staticmethod
-    def user_metrics() -> dict[str, Any]:
-        """The user hooks' scalars and failures in the league service."""
-        return call(LeagueService.user_metrics)
