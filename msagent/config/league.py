@@ -33,6 +33,7 @@ from pydantic import Field, field_validator, model_validator
 from msagent.config.base import Section
 from msagent.config.custom_services import ResourcesSection
 from msagent.config.league_database import LeagueDatabaseSection
+from msagent.config.retention import RetentionSection
 from msagent.config.mixture import MixtureSection
 from msagent.config.psro import PSROSection
 from msagent.league.matchmaking import WEIGHTINGS
@@ -238,6 +239,7 @@ class LeagueSection(Section):
             league (owner id -> script): another run's players, which ``msagent exploit``
             plays against.
         database: ``[league.database]``: where every match, rating and snapshot is kept.
+        retention: ``[league.retention]``: which snapshots' weights a long league keeps.
     """
 
     payoff_decay: float = Field(LeagueSettings.payoff_decay, gt=0, le=1)
@@ -251,6 +253,7 @@ class LeagueSection(Section):
     mixture: MixtureSection = Field(default_factory=MixtureSection)
     frozen_agents: dict[str, str] = Field(default_factory=dict)
     database: LeagueDatabaseSection = Field(default_factory=LeagueDatabaseSection)
+    retention: RetentionSection = Field(default_factory=RetentionSection)
 
     @field_validator("bots")
     @classmethod

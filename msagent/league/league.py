@@ -63,6 +63,11 @@ class League:
         self._seat_probs = {s.id: seat_probabilities(s, num_seats) for s in settings.players
                             if s.seat_weights is not None}
         self.historical: dict[str, Historical] = {}
+        self.retired: dict[str, float] = {}
+        """Snapshots retention retired (never drawn again) -> when; their results still count."""
+        self.deleted: set[str] = set()
+        """Retired snapshots whose weights were deleted."""
+        self._retired_snapshots: dict[str, Historical] = {}
         self.payoff = PayoffTable(settings.payoff_decay, settings.min_games)
         self.elo = Elo(settings.elo_k)
         self.openskill = OpenSkillRating()
@@ -165,6 +170,20 @@ class League:
             player.parent, player.resets = str(reset_to), player.resets + 1
         return LeagueOrder(reset_to=reset_to)
 
+    def retire(self, ids: list[str]) -> list[str]:
+        """Stop drawing these snapshots (retention); the ids that were in the league."""
+        moved = [sid for sid in ids if sid in self.historical]
+        for sid in moved:
+            self._retired_snapshots[sid] = self.historical.pop(sid)
+            self.retired[sid] = float(self.clock())
+        return moved
+
+    def due_for_deletion(self, grace_s: float) -> list[str]:
+        """Retired snapshots whose weights may go now (retired at least ``grace_s`` ago)."""
+        now = float(self.clock())
+        return [sid for sid, at in self.retired.items()
+                if sid not in self.deleted and now - at >= grace_s]
+
     def snapshot_ids(self) -> list[str]:
         """Every snapshot's participant id, oldest first."""
         return list(self.historical)
@@ -195,7 +214,8 @@ class League:
                          "resets": p.resets, "parent": p.parent}
                    for pid, p in self.players.items()}
         return {"players": players, "population": len(self.players) + len(self.historical),
-                "historical": len(self.historical), "matches": self.reported,
+                "historical": len(self.historical), "retired": len(self.retired),
+                "matches": self.reported,
                 "rejected": self.rejected}
 
     def state_dict(self) -> dict[str, Any]:
@@ -211,6 +231,8 @@ class League:
             "reported": self.reported,
             "rejected": self.rejected,
             "rng": self.rng.bit_generator.state,
+            "retired": [{**self._retired_snapshots[sid].to_dict(), "retired_s": at,
+                         "deleted": sid in self.deleted} for sid, at in self.retired.items()],
             **({"psro": self.psro.to_json()} if self.psro is not None else {}),
             **({"mixture": self.mixture} if self.mixture is not None else {}),
         }
@@ -240,6 +262,10 @@ class League:
         self.reported, self.rejected = int(state["reported"]), int(state["rejected"])
         self.rng.bit_generator.state = state["rng"]
         self.mixture = state.get("mixture")
+        retired = state.get("retired", [])
+        self._retired_snapshots = {r["ref"]: Historical.from_dict(r) for r in retired}
+        self.retired = {r["ref"]: float(r["retired_s"]) for r in retired}
+        self.deleted = {r["ref"] for r in retired if r["deleted"]}
         if self.psro is not None and "psro" in state:
             self.psro.load_json(state["psro"])
 
@@ -257,8 +283,8 @@ class League:
         """Whether ``ref`` names a player, a snapshot or a bot of this league."""
         if ref.kind == PLAYER:
             return ref.name in self.players
-        if ref.kind == SNAPSHOT:
-            return str(ref) in self.historical
+        if ref.kind == SNAPSHOT:  # a retired one's games drawn before its retirement count
+            return str(ref) in self.historical or str(ref) in self.retired
         return ref.kind == BOT and ref.name in self.settings.bots
 
     def _log_entry(self, result: EpisodeResult, match: Match) -> dict[str, Any]:

@@ -91,6 +91,15 @@ class LeagueDatabase:
             with self.engine.begin() as conn:
                 _upsert(conn, table, [self._row(**r) for r in rows], ("run_id", *keys))
 
+    def mark_deleted(self, participants: Sequence[str]) -> None:
+        """Mark snapshots whose weights retention deleted (their rows stay)."""
+        if participants:
+            table = schema.snapshots
+            with self.engine.begin() as conn:
+                conn.execute(table.update().where(
+                    table.c.run_id == self.run_id, table.c.participant.in_(list(participants))
+                ).values(weights_deleted=True))
+
     def count(self, table: Table) -> int:
         """How many rows of this run ``table`` holds."""
         with self.engine.connect() as conn:

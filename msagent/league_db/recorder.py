@@ -94,6 +94,10 @@ class LeagueRecorder:
             self.db.upsert(schema.psro_iterations, [
                 asdict(r) for r in league.psro.state.history], ("iteration",))
 
+    def deleted(self, participants: list[str]) -> None:
+        """Snapshots whose weights retention deleted."""
+        self.db.mark_deleted(participants)
+
     def flush_ratings(self, league: League) -> None:
         """Write the ratings of every participant reported since the last rows (a checkpoint)."""
         self._ratings_due = 0.0

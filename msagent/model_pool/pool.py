@@ -128,6 +128,11 @@ class ModelPool:
         if not self.store.freeze(key):
             raise SnapshotNotFoundError(key.policy_id, key.version, self.store.versions(key.policy_id))
 
+    def delete(self, key: ModelKey) -> bool:
+        """Delete one snapshot even if frozen (a league's retention); False if not stored."""
+        _check_key(key)
+        return self.store.delete(key)
+
     def __repr__(self) -> str:
         """Show the store and the pruning setting."""
         return f"ModelPool(store={self.store!r}, keep_last={self.keep_last})"

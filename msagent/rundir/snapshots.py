@@ -39,6 +39,13 @@ class SnapshotFiles:
                                              for k, v in weights.items()}))
         return path
 
+    def delete(self, key: ModelKey) -> bool:
+        """Remove ``key``'s file (a retired snapshot); whether there was one."""
+        path = self.path(key)
+        existed = path.is_file()
+        path.unlink(missing_ok=True)
+        return existed
+
     def load(self, key: ModelKey) -> dict[str, np.ndarray]:
         """The weights of snapshot ``key``."""
         return load_file(str(self.path(key)))

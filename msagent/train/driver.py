@@ -24,6 +24,7 @@ from msagent.services.looping import Looping, Stoppable
 from msagent.train.resume import ResumePlan, resume_plan, run_info
 from msagent.train.signals import STOP_FILE_REASON, StopFile, StopSignals
 from msagent.train.exploit_watch import ScheduledExploits
+from msagent.train.retention_watch import RetentionWatch
 from msagent.train.feed_watch import FeedWatch
 from msagent.train.initial_weights import build_each_network
 from msagent.train.placement import new_instances, placement_lines, placements_of
@@ -151,6 +152,7 @@ class Driver:
         self.hooks = DriverHooks(cfg, services.league is not None, self.metrics.counter)
         self.feed = self._feed() if run_dir is not None else None
         self.exploits = ScheduledExploits.for_run(cfg, run_dir, self.writer.add)
+        self.retention = RetentionWatch.for_run(cfg, services, run_dir)
 
     def _feed(self) -> FeedWatch:
         """The dashboard feed of this run (league state included for league runs)."""
@@ -222,6 +224,8 @@ class Driver:
                     self.feed.tick(snap)
                 if self.exploits is not None:
                     self.exploits.poll()
+                if self.retention is not None:
+                    self.retention.poll()
                 reason = self._stop_reason(snap)
         return reason
 

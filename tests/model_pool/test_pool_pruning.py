@@ -73,3 +73,20 @@ def test_keep_last_must_be_positive(keep_last: object) -> None:
     """A pool that keeps nothing (or a bool) is a configuration mistake."""
     with pytest.raises(ConfigError):
         ModelPool(keep_last=keep_last)  # type: ignore[arg-type]
+
+
+def test_a_retired_snapshot_is_deleted_even_when_frozen(new_store: StoreFactory,
+                                                         tmp_path) -> None:
+    """A league's retention deletes frozen snapshots one by one (a spilled one's file too)."""
+    pool = ModelPool(new_store(), keep_last=None)
+    keys = push_n(pool, 3)
+    for key in keys:
+        pool.freeze(key)
+    assert pool.delete(keys[0]) and not pool.delete(keys[0])  # gone, and said so once
+    assert versions(pool) == [2, 3]
+    assert pool.pull(keys[1]).weights["w"] == 1  # the others untouched
+    with pytest.raises(SnapshotNotFoundError):
+        pool.pull(keys[0])
+    spill = tmp_path / "spill"
+    if spill.exists():  # the spilling store: only the newest stays in memory
+        assert not list(spill.glob("6d61696e@1.*"))

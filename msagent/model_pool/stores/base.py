@@ -54,6 +54,10 @@ class Store(ABC):
         """Mark a stored snapshot frozen; return False when it is not stored."""
 
     @abstractmethod
+    def delete(self, key: ModelKey) -> bool:
+        """Delete one snapshot, frozen or not (a league's retention); False if not stored."""
+
+    @abstractmethod
     def prune(self, policy_id: PolicyId, keep_last: int) -> list[Version]:
         """Atomically delete a policy's snapshots older than its ``keep_last`` newest, except frozen ones.
 

@@ -59,6 +59,11 @@ class MemoryStore(Store):
             by_version[key.version] = replace(by_version[key.version], frozen=True)
             return True
 
+    def delete(self, key: ModelKey) -> bool:
+        """Delete one snapshot, frozen or not; False if it is not stored."""
+        with self._lock:
+            return self._snapshots.get(key.policy_id, {}).pop(key.version, None) is not None
+
     def prune(self, policy_id: PolicyId, keep_last: int) -> list[Version]:
         """Atomically delete a policy's snapshots older than its ``keep_last`` newest, except frozen ones."""
         with self._lock:

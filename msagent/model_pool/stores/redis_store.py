@@ -149,6 +149,14 @@ class RedisStore(Store):
         keys = [self.keys.weights(key), self.keys.metadata(key)]
         return bool(self._freeze(keys=keys))
 
+    def delete(self, key: ModelKey) -> bool:
+        """Delete one snapshot, frozen or not, in one transaction; False if not stored."""
+        with self._client.pipeline(transaction=True) as pipe:
+            pipe.delete(self.keys.weights(key), self.keys.metadata(key))
+            pipe.zrem(self.keys.index(key.policy_id), str(key.version))
+            deleted, _ = pipe.execute()
+        return bool(deleted)
+
     def prune(self, policy_id: PolicyId, keep_last: int) -> list[Version]:
         """Atomically delete a policy's snapshots older than its ``keep_last`` newest, except frozen ones."""
         keys = [self.keys.index(policy_id)]

@@ -75,6 +75,15 @@ class SpillingMemoryStore(MemoryStore):
                 return stored
             return replace(stored, weights=self._path(key).read_bytes())
 
+    def delete(self, key: ModelKey) -> bool:
+        """Delete one snapshot, its spill file too."""
+        with self._lock:
+            self._resident.pop(key, None)
+            if key in self._spilled:
+                self._spilled.discard(key)
+                self._path(key).unlink(missing_ok=True)
+            return super().delete(key)
+
     def memory_bytes(self) -> int:
         """Weight bytes of the frozen snapshots held in memory."""
         with self._lock:

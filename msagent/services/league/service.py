@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from msagent.callbacks import CallbackSettings, HookRunner, MatchEvent
 from msagent.league import League, LeagueOrder
+from msagent.league.retention import RetentionSettings, to_retire
 from msagent.league.settings import LeagueSettings
 from msagent.league_db.recorder import DatabaseSettings, LeagueRecorder
 from msagent.runtime import register
@@ -123,6 +124,24 @@ class LeagueService:
         if self.recorder is not None:
             with self._lock:
                 self.recorder.evaluations(results, nash_convs)
+
+    @register(concurrent=True)
+    def retire(self, rules: RetentionSettings) -> list[ModelKey]:
+        """Retire the snapshots no retention rule keeps (never drawn again); the snapshots
+        whose weights may now be deleted (retired at least ``rules.grace_s`` ago)."""
+        with self._lock:
+            self.league.retire(to_retire(self.league, rules))
+            due = self.league.due_for_deletion(rules.grace_s)
+            return [PolicyRef.parse(sid).key for sid in due]
+
+    @register(concurrent=True)
+    def deleted(self, keys: list[ModelKey]) -> None:
+        """The weights of these retired snapshots are gone (files and model pool)."""
+        ids = [str(PolicyRef.snapshot(k)) for k in keys]
+        with self._lock:
+            self.league.deleted.update(ids)
+            if self.recorder is not None:
+                self.recorder.deleted(ids)
 
     @register(concurrent=True)
     def snapshot_ids(self) -> list[str]:

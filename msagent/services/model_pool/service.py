@@ -66,6 +66,11 @@ class ModelPoolService:
         """Protect a snapshot from pruning."""
         self.pool.freeze(key)
 
+    @register(concurrent=True, idempotent=True)
+    def delete(self, keys: list[ModelKey]) -> int:
+        """Delete snapshots the league retired (frozen or not); how many were stored."""
+        return sum(self.pool.delete(key) for key in keys)
+
 
 class PoolClient:
     """The calls other services make to ``ModelPoolService``, typed."""
