@@ -55,12 +55,14 @@ def test_a_run_without_a_database_is_named(tmp_path: Path) -> None:
 
 def test_every_question_of_the_docs_page_runs(run: RunDir) -> None:
     questions = re.findall(r"```sql\n(.*?)```", DOCS.read_text(), re.S)
-    assert len(questions) >= 5
+    assert len(questions) >= 6
     engine, _ = run_database(run.path)
-    answers = [query(engine, q) for q in questions]
-    beat_main = dict(answers[0][1])
-    assert sum(beat_main.values()) == 2  # main lost two of its four games
-    by_seat = answers[1][1]
-    assert sum(r[-1] for r in by_seat) == 4  # main's games, by day and seat
-    assert all(r[0] for r in answers[3][1])  # every snapshot listed
+    answers = {q: query(engine, q)[1] for q in questions}  # each one runs
 
+    def answer(phrase: str) -> list[tuple]:
+        return next(a for q, a in answers.items() if phrase in q)
+
+    assert sum(dict(answer("outcome < 0")).values()) == 2  # main lost two of its four games
+    assert sum(r[-1] for r in answer("learner_seat,")) == 4  # main's games, by day and seat
+    assert all(r[0] for r in answer("from snapshots order by created_at"))
+    assert answer("results_after_the_cut") == []  # one generation: no cut was resumed

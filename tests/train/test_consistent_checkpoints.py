@@ -1,7 +1,7 @@
 """A league run killed (SIGKILL) at a random point: every checkpoint it wrote is one cut (no
-snapshot or update count in the league's state is ahead of its learner's saved version), and
-the resumed run's learners never take a saved snapshot's version again (its weights stay the
-weights the league measured)."""
+snapshot or update count in the league's state is ahead of its learner's saved version), its
+league database lost no result, and the resumed run's learners never take a saved snapshot's
+version again (its weights stay the weights the league measured)."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ import hashlib
 import os
 import random
 import signal
+import sqlite3
 import subprocess
 import sys
 import time
@@ -18,6 +19,7 @@ from typing import Any
 import pytest
 
 from msagent.config import dump_config
+from msagent.league_db import DATABASE_NAME
 from msagent.rundir import RunDir
 from msagent.train.league_plan import league_snapshot_keys
 from msagent.train.resume import plan_resume
@@ -77,6 +79,11 @@ def test_a_killed_league_resumes_from_one_cut_and_never_retakes_a_saved_version(
     plan = plan_resume(cfg, run_dir)
     check_cut({"learners": {p: {"counters": c} for p, c in _counters(run_dir, plan.step)},
                "league": plan.league})
+    # the killed driver (with the league service in it) lost no result it acknowledged: the
+    # database holds every result of the cut, numbered without a gap, and those after it
+    with sqlite3.connect(run_dir.path / DATABASE_NAME) as db:
+        seqs = [s for (s,) in db.execute("select seq from matches order by id")]
+    assert seqs == list(range(1, len(seqs) + 1)) and len(seqs) >= plan.league["reported"]
     before = _digests(run_dir, plan.league)
     saved = {p["id"]: max(p["snapshots"]) for p in plan.league["players"]}
     result = train_until(cfg, run_dir, lambda: all(
