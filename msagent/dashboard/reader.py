@@ -1,9 +1,10 @@
 """Reading run directories for the dashboard: which runs a folder holds, and each run's files.
 
-Read-only and tolerant: only JSON and TOML text are read (nothing is unpickled, imported or
-executed), and a missing, half-written or foreign file becomes a warning instead of an error.
-Sources, newest first: ``feed/state.json`` and ``feed/timeline.jsonl`` (written while a run
-trains), else the newest checkpoint's JSON (runs written before the feed existed).
+Read-only and tolerant: only JSON and TOML text and the league database (opened read-only)
+are read (nothing is unpickled, imported or executed), and a missing, half-written or foreign
+file becomes a warning instead of an error. Sources, newest first: ``feed/state.json`` and
+``feed/timeline.jsonl`` (written while a run trains), else the newest checkpoint's JSON (runs
+written before the feed existed); the league's whole match history from its database.
 """
 
 from __future__ import annotations
@@ -15,12 +16,16 @@ from pathlib import Path
 from typing import Any
 
 from msagent.credentials import redact_text
+from msagent.errors import UserError
+from msagent.league_db.engine import DATABASE_NAME
 from msagent.rundir.checkpoints import STATE_EXT
 from msagent.rundir.directory import CONFIG_NAME, MARKER
 from msagent.rundir.jsonl import EXPLOITS_NAME, read_jsonl
 from msagent.rundir.feed import FEED_DIR, FEED_FORMAT, STATE_FILE, TIMELINE_FILE
 
 MAX_CONFIG_CHARS = 200_000
+NEWEST_MATCHES = 20
+"""The newest results shown (from the league database)."""
 MAX_EXPLOITS = 200
 """The newest exploits shown."""
 MAX_TIMELINE_POINTS = 2_000
@@ -39,6 +44,8 @@ class RunFiles:
         state: The feed's newest state, or one rebuilt from the newest checkpoint (None: neither).
         timeline: The feed's timeline points, oldest first.
         exploits: ``msagent exploit``'s records of the run, oldest first.
+        history: From the league database: the league's result count, its generations and
+            the newest results (None: no database).
         checkpoints: Checkpoint steps found, oldest first.
         source: Where ``state`` came from: ``"feed"``, ``"checkpoint"`` or ``"none"``.
         warnings: What could not be read, in words.
@@ -51,6 +58,7 @@ class RunFiles:
     timeline: list[dict[str, Any]] = field(default_factory=list)
     exploits: list[dict[str, Any]] = field(default_factory=list)
     checkpoints: list[int] = field(default_factory=list)
+    history: dict[str, Any] | None = None
     source: str = "none"
     warnings: list[str] = field(default_factory=list)
 
@@ -102,6 +110,7 @@ def read_run(path: Path) -> RunFiles:
     state = _json_file(files.path / FEED_DIR / STATE_FILE, files.warnings, missing_ok=True)
     files.timeline = read_timeline(files.path / FEED_DIR / TIMELINE_FILE, files.warnings)
     files.exploits = read_lines(files.path / EXPLOITS_NAME, files.warnings)[-MAX_EXPLOITS:]
+    files.history = read_history(files.path, files.warnings)
     if isinstance(state, dict):
         files.state, files.source = state, "feed"
         _check_format(state, files.warnings)
@@ -114,6 +123,29 @@ def read_run(path: Path) -> RunFiles:
         files.warnings.append("no league or progress data yet: the run has written neither "
                               "its live feed nor a readable checkpoint")
     return files
+
+
+def read_history(path: Path, warnings: list[str]) -> dict[str, Any] | None:
+    """The league database's figures and newest results (None: the run has none)."""
+    if not (path / DATABASE_NAME).exists():
+        return None  # a PostgreSQL league: its console's history (the dashboard reads files)
+    from sqlalchemy.exc import SQLAlchemyError
+
+    from msagent.league_db.reader import newest_matches
+    from msagent.league_history import run_database
+
+    try:
+        engine, run_id = run_database(path)
+        try:  # the newest result's seq is the league's count: no count(*) of a million rows
+            newest = newest_matches(engine, run_id, NEWEST_MATCHES)
+        finally:
+            engine.dispose()
+        return {"matches": newest[0]["seq"] if newest else 0,
+                "generations": newest[0]["generation"] + 1 if newest else 0,
+                "newest": newest}
+    except (UserError, SQLAlchemyError, ValueError) as exc:
+        warnings.append(f"the league database could not be read ({exc})"[:300])
+        return None
 
 
 def read_timeline(path: Path, warnings: list[str]) -> list[dict[str, Any]]:

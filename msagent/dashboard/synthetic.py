@@ -67,11 +67,14 @@ def _played(ids: list[str], strength: dict[str, float], matches: int, rng: np.ra
 
 
 def write_synthetic_run(root: Path, snapshots: int, matches: int, points: int = 360,
-                        seed: int = 0) -> Path:
-    """A run directory under ``root`` with a synthetic league's feed; its path."""
+                        seed: int = 0, database_matches: int = 0) -> Path:
+    """A run directory under ``root`` with a synthetic league's feed (and, with
+    ``database_matches``, a league database of that many results); its path."""
     run = RunDir.create(root, "synthetic_league")
     run.write_config('[run]\nname = "synthetic_league"\n')
     league = synthetic_league(snapshots, matches, seed)
+    if database_matches:
+        write_synthetic_database(run, league, database_matches, seed)
     feed = RunFeed(run.path)
     feed.write_state({"kind": "league", "league": league, "progress": {"env_steps": 10 ** 6},
                       "services": {"EnvWorker": ["EnvWorker#0"]}, "checkpoint": None})
@@ -81,3 +84,34 @@ def write_synthetic_run(root: Path, snapshots: int, matches: int, points: int = 
             f.write(json.dumps({"t": 1.7e9 + 10 * k, "progress": {"env_steps": 1000 * k},
                                 "elo": elo, "eval": {"bot:random": min(1.0, k / points)}}) + "\n")
     return run.path
+
+
+def write_synthetic_database(run: RunDir, league: dict, matches: int, seed: int = 0,
+                             batch: int = 50_000) -> None:
+    """The run's ``league.db``: the league's snapshots, ``matches`` results among its
+    participants (two a second of game time, in batches) and a rating row per 100 results."""
+    from msagent.league_db import LeagueDatabase, database_url
+    from msagent.league_db.rows import snapshot_row
+    from msagent.league.players import Historical
+
+    rng = np.random.default_rng(seed)
+    db = LeagueDatabase(database_url("", run.path), run.run_id)
+    db.start("synthetic_league", "", 0, None, 0)
+    for h in league["historical"]:
+        db.record_snapshot(snapshot_row(Historical.from_dict(h), 0, 0), None)
+    players = [p["id"] for p in league["players"]]
+    refs = players + [h["ref"] for h in league["historical"]]
+    for first in range(0, matches, batch):
+        n = min(batch, matches - first)
+        learners, opponents = rng.integers(len(players), size=n), rng.integers(len(refs), size=n)
+        outcomes = rng.choice((-1.0, 0.0, 1.0), size=n)
+        rows = [{"generation": 0, "seq": first + i + 1, "time": 1.7e9 + 0.5 * (first + i),
+                 "learner": players[a], "opponent": refs[b], "learner_seat": i % 2,
+                 "seats": [players[a], refs[b]][:: 1 - 2 * (i % 2)], "outcome": float(o),
+                 "returns": [float(o), -float(o)], "length": 42, "version": first + i}
+                for i, (a, b, o) in enumerate(zip(learners, opponents, outcomes))]
+        ratings = [{"time": r["time"], "seq": r["seq"], "participant": r["learner"],
+                    "elo": 1200.0 + r["seq"] / 1000, "openskill_mu": 25.0,
+                    "openskill_sigma": 8.0} for r in rows[::100]]
+        db.record_results(rows, ratings)
+    db.close()

@@ -38,7 +38,7 @@ def run_view(files: RunFiles, run_id: str) -> dict[str, Any]:
             view[name] = None
             files.warnings.append(f"the {name} could not be read from this run's files "
                                   f"({type(exc).__name__}: {exc})"[:300])
-    view["matches"] = _matches(league)
+    view["matches"] = _matches(league, files.history)
     return view
 
 
@@ -221,12 +221,18 @@ def _kind(pid: str, players: dict, snaps: dict) -> str:
     return "training" if pid in players else "snapshot" if pid in snaps else "bot"
 
 
-def _matches(league: dict[str, Any] | None) -> dict[str, Any] | None:
-    """How many matches were reported, and the newest few."""
+def _matches(league: dict[str, Any] | None,
+             history: dict[str, Any] | None = None) -> dict[str, Any] | None:
+    """How many matches were reported, and the newest few: from the league database where
+    the run has one (every result of every generation), else the state's capped match log."""
+    if history is not None:
+        return {"reported": history["matches"], "newest": history["newest"],
+                "generations": history["generations"], "source": "database"}
     if not league:
         return None
     log = league.get("match_log", [])
-    return {"reported": league.get("reported", len(log)), "newest": log[-MATCHES_SHOWN:][::-1]}
+    return {"reported": league.get("reported", len(log)), "newest": log[-MATCHES_SHOWN:][::-1],
+            "source": "state"}
 
 
 def _finite(value: Any) -> float | None:

@@ -38,17 +38,29 @@ def query(engine: Engine, sql: str, limit: int = MAX_ROWS) -> tuple[list[str], l
         return list(result.keys()), [tuple(r) for r in result.fetchmany(limit)]
 
 
+def newest_matches(engine: Engine, run_id: str, count: int) -> list[dict[str, Any]]:
+    """The run's newest ``count`` results, newest first (by the primary key: no scan)."""
+    m = schema.matches
+    query = select(m.c.time, m.c.seats, m.c.learner_seat, m.c.outcome, m.c.length,
+                   m.c.version, m.c.generation, m.c.seq).where(m.c.run_id == run_id).order_by(
+        m.c.id.desc()).limit(count)
+    with engine.connect() as conn:
+        return [dict(r._mapping) for r in conn.execute(query)]
+
+
 def history(engine: Engine, run_id: str) -> dict[str, Any]:
     """How much history a run has: results, generations, snapshots, the first and newest
-    result's time."""
-    m = schema.matches
+    result's time (by the primary key's ends: no scan of a million rows)."""
+    m, g, snap = schema.matches, schema.generations, schema.snapshots
+    ends = [select(m.c.time).where(m.c.run_id == run_id).order_by(order).limit(1)
+            for order in (m.c.id.asc(), m.c.id.desc())]
     with engine.connect() as conn:
-        count, first, last = conn.execute(
-            select(func.count(), func.min(m.c.time), func.max(m.c.time)).where(
-                m.c.run_id == run_id)).one()
-        generations = conn.execute(select(func.count()).select_from(schema.generations).where(
-            schema.generations.c.run_id == run_id)).scalar_one()
-        snapshots = conn.execute(select(func.count()).select_from(schema.snapshots).where(
-            schema.snapshots.c.run_id == run_id)).scalar_one()
+        count = conn.execute(select(func.count()).select_from(m).where(
+            m.c.run_id == run_id)).scalar_one()
+        first, last = (conn.execute(q).scalar() for q in ends)
+        generations = conn.execute(select(func.count()).select_from(g).where(
+            g.c.run_id == run_id)).scalar_one()
+        snapshots = conn.execute(select(func.count()).select_from(snap).where(
+            snap.c.run_id == run_id)).scalar_one()
     return {"matches": int(count), "first": first, "last": last,
             "generations": int(generations), "snapshots": int(snapshots)}

@@ -89,12 +89,14 @@ matches = Table(
     Column("version", BigInteger, nullable=False),
     ForeignKeyConstraint(["run_id"], ["runs.run_id"]),
     Index("matches_by_learner", "run_id", "learner", "time"),
+    Index("matches_by_run", "run_id", "id"),
 )
-"""Every result the league accepted, no cap: ``seq`` is the league's count of results with
-this one (a resumed generation counts on from its checkpoint's); ``learner`` the trainable
-player's seat (``learner_seat``) at ``version``; ``opponent`` the first other seat (the only
-one in a two-seat game; ``seats`` has them all); ``outcome`` +1/0/-1 for the learner;
-``returns`` every seat's return."""
+"""Every result the league accepted, no cap (``matches_by_run``: a run's newest results and
+its count without a sort or a scan of other runs' rows): ``seq`` is the league's count of
+results with this one (a resumed generation counts on from its checkpoint's); ``learner``
+the trainable player's seat (``learner_seat``) at ``version``; ``opponent`` the first other
+seat (the only one in a two-seat game; ``seats`` has them all); ``outcome`` +1/0/-1 for the
+learner; ``returns`` every seat's return."""
 
 ratings = Table(
     "ratings", metadata,

@@ -215,3 +215,17 @@ def test_exploits_are_read_from_the_run_s_history(tmp_path: Path) -> None:
         (1.0, "main", 7, 0.31), (2.0, "main", 7, None)]
     assert rows[0]["return_interval"] == [0.2, 0.3] and rows[0]["budget"] == "90 s"
     assert run_view(read_run(write_synthetic_run(tmp_path / "b", 3, 10)), "b")["exploits"] is None
+
+
+def test_the_newest_matches_come_from_the_league_database_beyond_the_match_log(
+        tmp_path: Path) -> None:
+    path = write_synthetic_run(tmp_path, 6, 50, points=5, database_matches=120_000)
+    view = run_view(read_run(path), "x")
+    matches = view["matches"]
+    assert matches["source"] == "database" and matches["reported"] == 120_000
+    assert [m["seq"] for m in matches["newest"]] == list(range(120_000, 119_980, -1))
+    assert matches["newest"][0]["seats"] and matches["generations"] == 1
+    (path / "league.db").write_bytes(b"not a database")  # unreadable: the state's log, warned
+    again = run_view(read_run(path), "x")
+    assert again["matches"]["source"] == "state" and again["matches"]["reported"] == 50
+    assert any("league database" in w for w in again["warnings"])
