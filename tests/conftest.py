@@ -97,14 +97,6 @@ SHARED_RAY_FOLDERS = {"train", "envs", "platform", "exporting", "policy", "leagu
 """Test folders whose slow tests run whole trainings (not the runtime's own Ray tests)."""
 
 
-def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config,
-                                  items: list[pytest.Item]) -> None:
-    """Slow tests first (each in its file's order): with two xdist workers, each starts on
-    the long runs and the suite ends on quick tests, instead of one worker finishing alone
-    on a minute-long league run after the other ran out of work."""
-    items.sort(key=lambda item: item.get_closest_marker("slow") is None)
-
-
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     """Stop the session's Ray."""
     forget_ray_backend()

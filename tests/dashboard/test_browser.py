@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import math
 import shutil
+import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -14,6 +15,7 @@ import pytest
 
 from msagent.dashboard.serve import BackgroundServer
 from msagent.league.payoff import PayoffTable
+from msagent.league_db import DATABASE_NAME
 from msagent.rundir.feed import RunFeed
 from tests.dashboard.browser import browser, open_dashboard, watch_errors, why_no_browser
 from tests.dashboard.conftest import feed_state
@@ -90,14 +92,27 @@ def test_the_page_follows_new_match_results(league_run: Path, tmp_path: Path,
         renders = page.evaluate("window.dashboard.renders")
         shown = page.inner_text("#matches-count")
         league = _one_more_result(state["league"], "main", "bot:random")
+        reported = _one_more_row(run)  # the league database holds the run's every result
         RunFeed(run).write_state({k: v for k, v in state.items()
                                   if k not in ("format", "msagent", "written_s")} | {
                                      "league": league})
         page.wait_for_function(f"window.dashboard.renders > {renders}", timeout=10_000)
         assert page.inner_text("#matches-count") != shown
-        assert page.inner_text("#matches-count").startswith(f"{league['reported']:,}")
+        assert page.inner_text("#matches-count").startswith(f"{reported:,}")
         newest = page.inner_text("#matches tbody tr:first-child")
         assert "main vs bot:random" in newest
+
+
+def _one_more_row(run: Path) -> int:
+    """The league database after main beat the random bot once more; its result count."""
+    with sqlite3.connect(run / DATABASE_NAME) as db:
+        row = db.execute("select run_id, generation, seq, time from matches "
+                         "order by id desc limit 1").fetchone()
+        db.execute("insert into matches (run_id, generation, seq, time, learner, opponent, "
+                   "learner_seat, seats, outcome, returns, length, version) values "
+                   "(?, ?, ?, ?, 'main', 'bot:random', 0, '[\"main\", \"bot:random\"]', "
+                   "1.0, '[1.0, -1.0]', 9, 1)", (row[0], row[1], row[2] + 1, row[3] + 1))
+    return row[2] + 1
 
 
 def _one_more_result(league: dict, a: str, b: str) -> dict:
