@@ -19,7 +19,8 @@ def league_command(
         None, help="Where to write the payoff heatmap PNG (default RUN_DIR/payoff_heatmap.png)."),
     sql: str | None = typer.Option(
         None, help="Print the answer of one read-only SQL query on the run's league database "
-                   "(tables runs, generations, players, snapshots, matches, ratings) instead."),
+                   "instead (tables runs, generations, players, snapshots, matches, ratings, "
+                   "checkpoints, evaluations, nash_convs, psro_iterations, exploits)."),
 ) -> None:
     """Print the Elo ladder and the lineage of a run's newest league checkpoint; write the
     payoff heatmap. With --sql, answer a read-only query on the run's league database."""

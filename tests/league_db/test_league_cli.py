@@ -66,3 +66,10 @@ def test_every_question_of_the_docs_page_runs(run: RunDir) -> None:
     assert sum(r[-1] for r in answer("learner_seat,")) == 4  # main's games, by day and seat
     assert all(r[0] for r in answer("from snapshots order by created_at"))
     assert answer("results_after_the_cut") == []  # one generation: no cut was resumed
+
+
+def test_the_sql_help_names_every_table_of_the_schema() -> None:
+    from msagent.league_db import schema
+
+    shown = runner.invoke(app, ["league", "--help"], env={"COLUMNS": "300"}).output
+    assert all(name in shown for name in schema.metadata.tables), shown
